@@ -1,0 +1,3 @@
+from copygram.cli import main
+
+raise SystemExit(main())

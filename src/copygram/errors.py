@@ -1,0 +1,65 @@
+"""The exception hierarchy: every error copygram raises derives from :class:`CopygramError`.
+
+Each message says what went wrong *and* what to do about it.
+"""
+
+from __future__ import annotations
+
+
+class CopygramError(Exception):
+    """Root of every error raised by copygram."""
+
+
+class ProgramSyntaxError(CopygramError, ValueError):
+    """Edit-program text that is not in the language; ``line``/``column`` are 1-based."""
+
+    def __init__(self, message: str, *, line: int, column: int, text: str | None = None) -> None:
+        super().__init__(f"{message} (program line {line}, column {column})")
+        self.line = line
+        self.column = column
+        self.text = text
+
+
+class RangeError(CopygramError, ValueError):
+    """A copy op whose line range is not 1 <= start <= end <= n for the document at hand."""
+
+    def __init__(self, message: str, *, op: object, n_lines: int) -> None:
+        super().__init__(message)
+        self.op = op
+        self.n_lines = n_lines
+
+
+class DocumentError(CopygramError, ValueError):
+    """A document copygram cannot edit (empty, binary, not UTF-8, too large for the limits)."""
+
+
+class ConstraintError(CopygramError):
+    """The grammar could not be compiled into a token-level constraint, or was driven wrongly."""
+
+
+class ConfigError(CopygramError, ValueError):
+    """A configuration key or value that is unknown or invalid."""
+
+
+class BackendError(CopygramError):
+    """An inference backend could not be loaded or failed while running."""
+
+
+class MissingDependencyError(BackendError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+
+class GenerationError(CopygramError):
+    """Decoding did not produce a complete program; ``partial_program`` holds what was emitted."""
+
+    def __init__(self, message: str, *, partial_program: str) -> None:
+        super().__init__(message)
+        self.partial_program = partial_program
+
+
+def missing_dependency(module: str, extra: str) -> MissingDependencyError:
+    """The error to raise when ``import module`` failed inside an adapter needing ``extra``."""
+    return MissingDependencyError(
+        f"copygram needs the optional dependency {module!r} for this; "
+        f"install it with: pip install 'copygram[{extra}]'"
+    )

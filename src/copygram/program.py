@@ -1,0 +1,148 @@
+"""Edit programs: the ops, the immutable program, the gen-text escaping rule and rendering.
+
+Escaping rule for gen text (see docs/language.md): ``&`` is written ``&amp;`` and ``<`` is written
+``&lt;``; nothing else is escaped. Every string, including one holding ``</gen>``, ``<copy``, NUL,
+CR or any Unicode, is therefore expressible, and the rendered text of an op can never be mistaken
+for the start of another.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import overload
+
+from copygram.errors import CopygramError
+from copygram.types import LineRange
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """Copy lines ``start``..``end`` of the input document (1-based, inclusive, endings kept)."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if type(self.start) is not int or type(self.end) is not int:
+            raise TypeError(f"Copy takes two ints, got {self.start!r}, {self.end!r}")
+
+    @property
+    def lines(self) -> LineRange:
+        return LineRange(self.start, self.end)
+
+
+@dataclass(frozen=True, slots=True)
+class Gen:
+    """Generate ``text`` verbatim (unescaped; escaping happens in :meth:`Program.render`)."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"Gen takes a str, got {type(self.text).__name__}")
+
+
+Op = Copy | Gen
+
+_ESCAPES = {"&": "&amp;", "<": "&lt;"}
+_ESCAPE_RE = re.compile("[&<]")
+_UNESCAPES = {"&amp;": "&", "&lt;": "<"}
+_UNESCAPE_RE = re.compile("&amp;|&lt;")
+
+
+def escape_gen_text(text: str) -> str:
+    """Gen text as it is written inside ``<gen>…</gen>``."""
+    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()], text)
+
+
+def unescape_gen_text(escaped: str) -> str:
+    """Inverse of :func:`escape_gen_text` (only ``&amp;`` and ``&lt;`` are entities)."""
+    return _UNESCAPE_RE.sub(lambda m: _UNESCAPES[m.group()], escaped)
+
+
+GEN_OPEN = "<gen>"
+GEN_CLOSE = "</gen>"
+
+
+def render_copy(start: int, end: int) -> str:
+    return f'<copy lines="{start}-{end}"/>'
+
+
+def render_op(op: Op) -> str:
+    """The canonical text of one op in the paper's syntax."""
+    if isinstance(op, Copy):
+        return render_copy(op.start, op.end)
+    return GEN_OPEN + escape_gen_text(op.text) + GEN_CLOSE
+
+
+class Program(Sequence[Op]):
+    """An immutable sequence of :class:`Copy` and :class:`Gen` ops.
+
+    Built from any iterable of ops; compares equal to another program with the same ops.
+    """
+
+    __slots__ = ("_ops",)
+
+    def __init__(self, ops: Iterable[Op] = ()) -> None:
+        ops_tuple = tuple(ops)
+        for op in ops_tuple:
+            if not isinstance(op, (Copy, Gen)):
+                raise CopygramError(f"a Program holds Copy and Gen ops, not {op!r}")
+        self._ops: tuple[Op, ...] = ops_tuple
+
+    @overload
+    def __getitem__(self, index: int) -> Op: ...
+    @overload
+    def __getitem__(self, index: slice) -> Program: ...
+    def __getitem__(self, index: int | slice) -> Op | Program:
+        if isinstance(index, slice):
+            return Program(self._ops[index])
+        return self._ops[index]
+
+    def __len__(self) -> int:
+        return len(self._ops)
+
+    def __iter__(self) -> Iterator[Op]:
+        return iter(self._ops)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Program):
+            return self._ops == other._ops
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._ops)
+
+    def __repr__(self) -> str:
+        return f"Program({list(self._ops)!r})"
+
+    @property
+    def ops(self) -> tuple[Op, ...]:
+        return self._ops
+
+    def render(self, syntax: str = "lines") -> str:
+        """The canonical program text in ``syntax`` (see :mod:`copygram.syntaxes`)."""
+        from copygram.syntaxes import get_syntax
+
+        return get_syntax(syntax).render(self)
+
+    def normalized(self) -> Program:
+        """The same edit with adjacent gens merged, empty gens dropped and adjacent copies joined."""
+        out: list[Op] = []
+        for op in self._ops:
+            if isinstance(op, Gen):
+                if not op.text:
+                    continue
+                if out and isinstance(out[-1], Gen):
+                    out[-1] = Gen(out[-1].text + op.text)
+                    continue
+            elif out and isinstance(out[-1], Copy) and out[-1].end + 1 == op.start:
+                out[-1] = Copy(out[-1].start, op.end)
+                continue
+            out.append(op)
+        return Program(out)
+
+    def copies(self) -> list[Copy]:
+        return [op for op in self._ops if isinstance(op, Copy)]
