@@ -1,0 +1,40 @@
+"""Counters and timings of one generation run, shared by the session and the benchmarks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunStats:
+    """What one run cost. Times are wall-clock seconds; ``forwards`` counts backend calls
+    (a decode step, a splice, or a draft verification each count as one) after the prompt."""
+
+    prompt_tokens: int = 0
+    output_tokens: int = 0  # tokens of the final document text (the plain autoregressive cost)
+    decoded_tokens: int = 0  # tokens chosen by the model (or the teacher) one forward at a time
+    forced_tokens: int = 0  # program tokens the grammar forced, spliced instead of decoded
+    spliced_tokens: int = 0  # copied-content tokens appended by splices
+    drafted_tokens: int = 0  # speculative draft tokens accepted
+    forwards: int = 0
+    copy_ops: int = 0
+    gen_ops: int = 0
+    copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    splice_s: float = 0.0
+    constraint_s: float = 0.0
+    wall_s: float = 0.0  # generation phase, prompt prefill excluded
+
+    @property
+    def program_tokens(self) -> int:
+        return self.decoded_tokens + self.forced_tokens + self.drafted_tokens
+
+    def speedup_over(self, baseline: RunStats) -> float:
+        """Wall-clock speedup of this run over ``baseline`` (generation phase)."""
+        return baseline.wall_s / self.wall_s if self.wall_s > 0 else float("inf")
+
+    def as_dict(self) -> dict[str, object]:
+        from dataclasses import asdict
+
+        return asdict(self)
