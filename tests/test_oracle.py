@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from hypothesis import given
+
+from copygram import Copy, Gen, Program, oracle, resolve
+from copygram.lines import split_lines
+from copygram.oracle import CharCost, program_cost
+from tests.strategies import related_documents, texts
+
+
+@given(related_documents())
+def test_round_trip_related(pair: tuple[str, str]) -> None:
+    before, after = pair
+    assert resolve(oracle(before, after), before) == after
+
+
+@given(texts, texts)
+def test_round_trip_arbitrary(before: str, after: str) -> None:
+    assert resolve(oracle(before, after), before) == after
+
+
+@given(related_documents())
+def test_never_longer_than_generating_everything(pair: tuple[str, str]) -> None:
+    before, after = pair
+    program = oracle(before, after)
+    whole = Program([Gen(after)]) if after else Program()
+    assert len(program.render()) <= len(whole.render())
+    # The cost the programme minimises is the rendered length, exactly.
+    assert program_cost(program, CharCost()) == len(program.render())
+
+
+@given(texts)
+def test_identity_is_one_copy_when_that_is_shorter(document: str) -> None:
+    n = len(split_lines(document))
+    program = oracle(document, document)
+    single = Program([Copy(1, n)])
+    if n and len(single.render()) < len(Program([Gen(document)]).render()):
+        assert program == single
+
+
+def test_reordered_and_duplicated_blocks_are_copied() -> None:
+    block_a = "".join(f"alpha line {i} with some length\n" for i in range(5))
+    block_b = "".join(f"beta line {i} with some length\n" for i in range(5))
+    program = oracle(block_a + block_b, block_b + block_a + block_a)
+    assert program == Program([Copy(6, 10), Copy(1, 5), Copy(1, 5)])
+
+
+def test_short_lines_are_generated_rather_than_copied() -> None:
+    before = "".join(f"a rather long line number {i}\n" for i in range(10))
+    after = before.replace("number 4\n", "number 4\n\n")
+    program = oracle(before, after)
+    assert Gen("\n") in program
+    assert resolve(program, before) == after
