@@ -1,0 +1,112 @@
+"""The prompt builder: instruction + numbered document + the language, in the chat template.
+
+Replaceable: :class:`EditSession` takes any :class:`PromptBuilder`. The worked example shows the
+assistant's program *as the model will see it in its own context*: each copy tag is followed by
+the lines it copied, because the decode loop splices those lines into the KV cache right after the
+tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from copygram.lines import split_lines
+from copygram.program import Copy, Gen, Program, render_op
+from copygram.resolve import resolve
+
+
+class ChatModel(Protocol):
+    def chat_prompt(self, messages: Sequence[dict[str, str]]) -> str: ...
+
+
+class PromptBuilder(Protocol):
+    def build(self, document: str, instruction: str, model: ChatModel) -> str:
+        """The full prompt text, ending where the assistant's program begins."""
+        ...
+
+
+SYSTEM = """You edit documents by writing an edit program instead of rewriting the document.
+An edit program is a sequence of two operations, written one after another:
+<copy lines="i-j"/> copies lines i to j (1-based, inclusive) of the original document unchanged.
+<gen>TEXT</gen> writes new text. Inside TEXT write "<" as "&lt;" and "&" as "&amp;".
+Copy every unchanged run of lines, generate only what changes, and keep the original order.
+After each copy you will see the lines it copied."""
+
+
+def number_lines(document: str) -> str:
+    """The document with a line number before every line, as the model reads it."""
+    lines = split_lines(document)
+    width = len(str(len(lines)))
+    return "".join(f"{i:>{width}}| {line}" for i, line in enumerate(lines, 1)) + (
+        "" if not lines or lines[-1].endswith(("\n", "\r")) else "\n"
+    )
+
+
+def program_in_context(program: Program, document: str) -> str:
+    """The program text as the decode loop leaves it in the model's context: each copy tag
+    followed by the lines it copied."""
+    lines = split_lines(document)
+    parts = []
+    for op in program:
+        parts.append(render_op(op))
+        if isinstance(op, Copy):
+            parts.append(resolve(Program([op]), lines))
+    return "".join(parts)
+
+
+def user_message(document: str, instruction: str) -> str:
+    return f"Instruction: {instruction.strip()}\n\nDocument:\n{number_lines(document)}"
+
+
+_EXAMPLE_DOCUMENT = (
+    "def area(width, height):\n"
+    '    """Area of a rectangle."""\n'
+    "    return width + height\n"
+    "\n"
+    "\n"
+    "def perimeter(width, height):\n"
+    "    return 2 * (width + height)\n"
+)
+_EXAMPLE_INSTRUCTION = "Fix the bug in area."
+
+
+def _example_program() -> Program:
+
+    return Program([Copy(1, 2), Gen("    return width * height\n"), Copy(4, 7)])
+
+
+@dataclass(frozen=True)
+class DefaultPromptBuilder:
+    """System message with the language, one worked example, then the task."""
+
+    system: str = SYSTEM
+    with_example: bool = True
+
+    def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
+        messages = [{"role": "system", "content": self.system}]
+        if self.with_example:
+            messages += [
+                {"role": "user", "content": user_message(_EXAMPLE_DOCUMENT, _EXAMPLE_INSTRUCTION)},
+                {"role": "assistant",
+                 "content": program_in_context(_example_program(), _EXAMPLE_DOCUMENT)},
+            ]
+        messages.append({"role": "user", "content": user_message(document, instruction)})
+        return messages
+
+    def build(self, document: str, instruction: str, model: ChatModel) -> str:
+        return model.chat_prompt(self.messages(document, instruction))
+
+
+@dataclass(frozen=True)
+class RewritePromptBuilder:
+    """The baseline prompt: rewrite the whole document (what full regeneration answers)."""
+
+    def build(self, document: str, instruction: str, model: ChatModel) -> str:
+        return model.chat_prompt([
+            {"role": "system",
+             "content": "Rewrite the document following the instruction. Output only the "
+                        "complete new document."},
+            {"role": "user", "content": f"Instruction: {instruction.strip()}\n\n{document}"},
+        ])

@@ -1,0 +1,54 @@
+"""Choosing the next token from masked logits: greedy, or temperature/top-p with a seed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from copygram.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """``temperature == 0`` is greedy (the default, and what exactness tests use)."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = 0
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ConfigError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
+
+
+def masked_argmax(logits: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_]) -> int:
+    """The highest-scoring allowed token; ties go to the lowest id, as ``np.argmax`` does."""
+    return int(np.argmax(np.where(allowed, logits, -np.inf)))
+
+
+class Sampler:
+    """Stateful token chooser for one run (holds the random generator)."""
+
+    def __init__(self, sampling: Sampling) -> None:
+        self.sampling = sampling
+        self._rng = np.random.default_rng(sampling.seed)
+
+    def choose(self, logits: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_]) -> int:
+        if self.sampling.temperature == 0:
+            return masked_argmax(logits, allowed)
+        scores = np.where(allowed, logits.astype(np.float64) / self.sampling.temperature, -np.inf)
+        scores -= scores.max()
+        probs = np.exp(scores)
+        probs /= probs.sum()
+        if self.sampling.top_p < 1:
+            order = np.argsort(-probs)
+            cumulative = np.cumsum(probs[order])
+            keep = order[: int(np.searchsorted(cumulative, self.sampling.top_p)) + 1]
+            trimmed = np.zeros_like(probs)
+            trimmed[keep] = probs[keep]
+            probs = trimmed / trimmed.sum()
+        return int(self._rng.choice(len(probs), p=probs))

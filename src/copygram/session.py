@@ -1,0 +1,466 @@
+"""EditSession: constrained Copy-as-Decode editing with splicing, on any backend.
+
+The decode loop, per step: mask the logits with the document's constraint, choose a token
+(greedy, sampled, or - in :meth:`EditSession.replay` - the teacher's), consume it, append the
+tokens the grammar forces next, and when a copy op closes append the tokens of the copied lines.
+Everything appended after one choice goes into the KV cache in **one** forward pass (a splice),
+so a copy of N tokens costs one forward instead of N.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from copygram.errors import ConfigError, DocumentError, GenerationError
+from copygram.lines import split_lines
+from copygram.program import Program
+from copygram.prompt import DefaultPromptBuilder, PromptBuilder
+from copygram.resolve import resolve
+from copygram.sampling import Sampler, Sampling
+from copygram.stats import RunStats
+from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax, parse
+from copygram.types import LineRange
+
+if TYPE_CHECKING:
+    from copygram.backends.base import Backend, Logits
+    from copygram.constraints import Constraint
+
+
+# --- events ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GenTokenEvent:
+    """The model chose a program token (markup or generated text)."""
+
+    token_id: int
+    text: str
+
+
+@dataclass(frozen=True)
+class CopyEvent:
+    """A copy op closed; its lines were spliced into the cache as ``n_tokens`` tokens."""
+
+    lines: LineRange
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """The outcome of :meth:`EditSession.edit`."""
+
+    text: str
+    program: Program
+    program_text: str
+    stats: RunStats
+
+    @property
+    def speedup(self) -> float:
+        """Estimated speedup over decoding every output token: the output's token count times
+        this run's mean decode-step time, over this run's generation time (use
+        :meth:`EditSession.replay` for a measured one)."""
+        if not self.stats.decoded_tokens or not self.stats.wall_s:
+            return float("nan")
+        per_step = self.stats.decode_s / self.stats.decoded_tokens
+        return self.stats.output_tokens * per_step / self.stats.wall_s
+
+
+@dataclass(frozen=True)
+class DoneEvent:
+    result: EditResult
+
+
+Event = GenTokenEvent | CopyEvent | DoneEvent
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Teacher-forced cost of a program (``copygram``) and of plain decoding (``plain``)."""
+
+    text: str
+    program: Program
+    copygram: RunStats
+    plain: RunStats | None
+
+    @property
+    def speedup(self) -> float:
+        if self.plain is None:
+            return float("nan")
+        return self.copygram.speedup_over(self.plain)
+
+
+# --- token choice policies ----------------------------------------------------------------------
+
+
+class Policy(Protocol):
+    def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int: ...
+
+    def advance(self, token_id: int) -> None:
+        """Told of every token consumed, chosen or forced."""
+        ...
+
+
+class _SamplingPolicy:
+    def __init__(self, sampling: Sampling) -> None:
+        self._sampler = Sampler(sampling)
+
+    def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
+        return self._sampler.choose(logits, allowed)
+
+    def advance(self, token_id: int) -> None:
+        pass
+
+
+class TeacherPolicy:
+    """Chooses the tokens of a given program text, as a perfect model would.
+
+    Each op's text is tokenized canonically (the backend's tokenizer, op by op so that no token
+    spans two ops); when the grammar forces tokens that split the text differently, the rest of
+    the op is tokenized again from where the forced tokens ended.
+    """
+
+    def __init__(self, program: Program, syntax: str, backend: Backend, eos_ids: frozenset[int],
+                 token_bytes: Sequence[bytes]) -> None:
+        self._backend = backend
+        self._token_bytes = token_bytes
+        self._eos = min(eos_ids)
+        self._eos_ids = eos_ids
+        rendered = get_syntax(syntax).render
+        self._ops = [rendered(Program([op])).encode("utf-8") for op in program]
+        self._op = 0
+        self._offset = 0  # bytes of self._ops[self._op] already consumed
+        self._queue: list[int] = []
+
+    def _refill(self) -> None:
+        while self._op < len(self._ops) and self._offset >= len(self._ops[self._op]):
+            self._op, self._offset = self._op + 1, 0
+        if self._op < len(self._ops):
+            rest = self._ops[self._op][self._offset :]
+            self._queue = self._backend.tokenize(rest.decode("utf-8", errors="surrogateescape"))
+
+    def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
+        if not self._queue:
+            self._refill()
+        if self._op >= len(self._ops):
+            for eos in sorted(self._eos_ids):
+                if allowed[eos]:
+                    return eos
+            raise GenerationError("teacher program ended but the grammar does not allow EOS",
+                                  partial_program="")
+        token = self._queue[0]
+        if not allowed[token]:
+            raise GenerationError(
+                f"the constraint rejects the teacher's token {token} "
+                f"({self._token_bytes[token]!r}); the program is not valid for this document",
+                partial_program="",
+            )
+        return token
+
+    def advance(self, token_id: int) -> None:
+        if token_id in self._eos_ids:
+            return
+        piece = self._token_bytes[token_id]
+        current = self._ops[self._op] if self._op < len(self._ops) else b""
+        if not current[self._offset :].startswith(piece):
+            # A forced token may span into the next op; follow it byte by byte.
+            remaining = piece
+            while remaining:
+                take = min(len(remaining), len(self._ops[self._op]) - self._offset)
+                self._offset += take
+                remaining = remaining[take:]
+                if self._offset >= len(self._ops[self._op]) and remaining:
+                    self._op, self._offset = self._op + 1, 0
+            self._queue = []
+            return
+        self._offset += len(piece)
+        if self._queue and self._queue[0] == token_id:
+            self._queue.pop(0)
+        else:
+            self._queue = []
+
+
+# --- the session ---------------------------------------------------------------------------------
+
+_SESSION_KEYS = {"engine", "syntax", "temperature", "top_p", "seed", "max_new_tokens",
+                 "splice_forced"}
+
+
+@dataclass
+class _Loop:
+    """State of one decode run."""
+
+    backend: Backend
+    constraint: Constraint
+    lines: list[str]
+    policy: Policy
+    max_new_tokens: int
+    splice_forced: bool
+    stats: RunStats = field(default_factory=RunStats)
+    copy_cache: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+
+    def copy_tokens(self, lines: LineRange) -> list[int]:
+        key = (lines.start, lines.end)
+        if key not in self.copy_cache:
+            text = "".join(self.lines[lines.start - 1 : lines.end])
+            self.copy_cache[key] = self.backend.tokenize(text)
+        return self.copy_cache[key]
+
+
+class EditSession:
+    """Edit documents with a model through Copy-as-Decode.
+
+    Build one per model (loading a model costs seconds; reuse the session): ``EditSession(backend)``
+    or ``EditSession.from_config({...})``. Every edit compiles the document's constraint (~1 ms
+    for llguidance, cached per line count) and runs the decode loop.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        engine: str = "llguidance",
+        syntax: str = DEFAULT_SYNTAX,
+        sampling: Sampling | None = None,
+        prompt_builder: PromptBuilder | None = None,
+        max_new_tokens: int = 4096,
+        splice_forced: bool = True,
+    ) -> None:
+        if engine not in ("llguidance", "outlines"):
+            raise ConfigError(f"engine must be 'llguidance' or 'outlines', got {engine!r}")
+        get_syntax(syntax)
+        if max_new_tokens < 1:
+            raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        self.backend = backend
+        self.engine = engine
+        self.syntax = syntax
+        self.sampling = sampling or Sampling()
+        self.prompt_builder: PromptBuilder = prompt_builder or DefaultPromptBuilder()
+        self.max_new_tokens = max_new_tokens
+        self.splice_forced = splice_forced
+        self._token_bytes: list[bytes] | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, object] | str | Path) -> EditSession:
+        """A session from a dict or a TOML file. Session keys: ``engine``, ``syntax``,
+        ``temperature``, ``top_p``, ``seed``, ``max_new_tokens``, ``splice_forced``; every other
+        key configures the backend (see :func:`copygram.backends.load`). Loading the default
+        model takes ~0.2 s on llama.cpp, ~15 s on Transformers."""
+        from copygram.backends import CONFIG_KEYS, load
+
+        if isinstance(config, (str, Path)):
+            try:
+                config = tomllib.loads(Path(config).read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise ConfigError(f"config file {config} not found") from None
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"config file {config} is not valid TOML: {exc}") from None
+        unknown = set(config) - _SESSION_KEYS - set(CONFIG_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"unknown config key(s) {sorted(unknown)}; valid keys are "
+                f"{sorted(_SESSION_KEYS | set(CONFIG_KEYS))} (see docs/config.md)"
+            )
+        backend = load({k: v for k, v in config.items() if k in CONFIG_KEYS})
+        sampling = Sampling(
+            temperature=_number(config, "temperature", 0.0),
+            top_p=_number(config, "top_p", 1.0),
+            seed=int(_number(config, "seed", 0)),
+        )
+        return cls(
+            backend,
+            engine=str(config.get("engine", "llguidance")),
+            syntax=str(config.get("syntax", DEFAULT_SYNTAX)),
+            sampling=sampling,
+            max_new_tokens=int(_number(config, "max_new_tokens", 4096)),
+            splice_forced=bool(config.get("splice_forced", True)),
+        )
+
+    # -- public API -----------------------------------------------------------------------------
+
+    def edit(self, document: str, instruction: str) -> EditResult:
+        """Edit ``document`` as ``instruction`` asks; the text comes from :func:`resolve`."""
+        for event in self.stream(document, instruction):
+            if isinstance(event, DoneEvent):
+                return event.result
+        raise AssertionError("the decode loop ended without a result")  # pragma: no cover
+
+    def stream(self, document: str, instruction: str) -> Iterator[Event]:
+        """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent."""
+        return self._run(document, instruction, _SamplingPolicy(self.sampling))
+
+    def replay(self, document: str, program: Program, *, instruction: str = "",
+               measure_plain: bool = True) -> ReplayResult:
+        """Teacher-force ``program`` through the backend exactly as the decode loop would run it,
+        and, beside it, the plain cost of decoding ``resolve(program, document)`` token by token
+        after the same prompt. How a perfect span selector would run."""
+        text = resolve(program, document)
+        policy = TeacherPolicy(program, self.syntax, self.backend, self._eos_ids(),
+                               self.token_bytes())
+        result: EditResult | None = None
+        for event in self._run(document, instruction, policy):
+            if isinstance(event, DoneEvent):
+                result = event.result
+        assert result is not None
+        if result.text != text:
+            raise GenerationError("replay diverged from the program (a bug: please report it)",
+                                  partial_program=result.program_text)
+        plain = self._plain_cost(text, result.stats.prompt_tokens) if measure_plain else None
+        return ReplayResult(text=text, program=program, copygram=result.stats, plain=plain)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def token_bytes(self) -> list[bytes]:
+        if self._token_bytes is None:
+            self._token_bytes = self.backend.token_bytes()
+        return self._token_bytes
+
+    def _eos_ids(self) -> frozenset[int]:
+        return self.backend.eos_token_ids
+
+    def _prompt_ids(self, document: str, instruction: str) -> list[int]:
+        prompt = self.prompt_builder.build(document, instruction, self.backend)
+        return self.backend.tokenize(prompt, special=True)
+
+    def _check_fits(self, prompt_ids: Sequence[int], document: str) -> None:
+        # The copied lines land in the context too, so the edited document needs about as many
+        # tokens as the original, plus markup.
+        room = len(self.backend.tokenize(document)) + 64
+        needed = len(prompt_ids) + room
+        if needed > self.backend.context_length:
+            raise DocumentError(
+                f"the document does not fit the model's context: the prompt takes "
+                f"{len(prompt_ids)} tokens and the edit needs about {room} more, but n_ctx is "
+                f"{self.backend.context_length}; raise n_ctx in the config or edit a smaller part"
+            )
+
+    def _run(self, document: str, instruction: str, policy: Policy) -> Iterator[Event]:
+        from copygram.constraints import compile_constraint
+
+        lines = split_lines(document)
+        if not lines:
+            raise DocumentError(
+                "the document is empty: there is nothing to copy, so Copy-as-Decode does not apply; "
+                "generate the text directly instead"
+            )
+        backend = self.backend
+        prompt_ids = self._prompt_ids(document, instruction)
+        self._check_fits(prompt_ids, document)
+
+        started = time.perf_counter()
+        constraint = compile_constraint(document, backend, engine=self.engine, syntax=self.syntax)
+        loop = _Loop(backend, constraint, lines, policy, self.max_new_tokens, self.splice_forced)
+        stats = loop.stats
+        stats.constraint_s += time.perf_counter() - started
+        stats.prompt_tokens = len(prompt_ids)
+
+        backend.truncate(0)
+        tick = time.perf_counter()
+        logits = backend.splice(prompt_ids)
+        stats.prefill_s = time.perf_counter() - tick
+
+        gen_started = time.perf_counter()
+        eos_ids = self._eos_ids()
+        token_bytes = self.token_bytes()
+        program_tokens = 0
+        while True:
+            tick = time.perf_counter()
+            allowed = constraint.allowed()
+            stats.constraint_s += time.perf_counter() - tick
+            token = policy.choose(logits, allowed)
+            if token in eos_ids or constraint_accepts_end(constraint, token):
+                break
+            if program_tokens >= self.max_new_tokens:
+                raise GenerationError(
+                    f"no complete program after max_new_tokens={self.max_new_tokens} tokens; "
+                    "raise max_new_tokens or simplify the instruction",
+                    partial_program=constraint.program_text,
+                )
+            feed = [token]
+            stats.decoded_tokens += 1
+            program_tokens += 1
+            yield GenTokenEvent(token, token_bytes[token].decode("utf-8", errors="replace"))
+            closed = self._consume(loop, token)
+            if self.splice_forced and closed is None:
+                tick = time.perf_counter()
+                forced = constraint.forced()
+                stats.constraint_s += time.perf_counter() - tick
+                for forced_token in forced:
+                    feed.append(forced_token)
+                    stats.forced_tokens += 1
+                    program_tokens += 1
+                    closed = self._consume(loop, forced_token)
+                    if closed is not None:
+                        break
+            if closed is not None:
+                copied = loop.copy_tokens(closed)
+                feed.extend(copied)
+                stats.copy_ops += 1
+                stats.spliced_tokens += len(copied)
+                stats.copy_span_tokens.append(len(copied))
+                yield CopyEvent(closed, len(copied))
+            if backend.n_tokens + len(feed) > backend.context_length:
+                raise GenerationError(
+                    f"the edit ran out of context (n_ctx={backend.context_length}); raise n_ctx",
+                    partial_program=constraint.program_text,
+                )
+            tick = time.perf_counter()
+            logits = backend.decode(feed[0]) if len(feed) == 1 else backend.splice(feed)
+            elapsed = time.perf_counter() - tick
+            if len(feed) == 1:
+                stats.decode_s += elapsed
+            else:
+                stats.splice_s += elapsed
+            stats.forwards += 1
+
+        program_text = constraint.program_text
+        program = parse(program_text, self.syntax)
+        text = resolve(program, lines)
+        stats.gen_ops = len(program) - len(program.copies())
+        stats.output_tokens = len(backend.tokenize(text)) if text else 0
+        stats.wall_s = time.perf_counter() - gen_started
+        yield DoneEvent(EditResult(text=text, program=program, program_text=program_text,
+                                   stats=stats))
+
+    def _consume(self, loop: _Loop, token: int) -> LineRange | None:
+        tick = time.perf_counter()
+        closed = loop.constraint.consume(token)
+        loop.stats.constraint_s += time.perf_counter() - tick
+        loop.policy.advance(token)
+        return closed
+
+    def _plain_cost(self, text: str, prompt_tokens: int) -> RunStats:
+        """Decode every token of ``text`` one forward at a time after the same prompt."""
+        backend = self.backend
+        ids = backend.tokenize(text) if text else []
+        stats = RunStats(prompt_tokens=prompt_tokens, output_tokens=len(ids))
+        backend.truncate(prompt_tokens)
+        started = time.perf_counter()
+        for token in ids:
+            backend.decode(token)
+        stats.wall_s = stats.decode_s = time.perf_counter() - started
+        stats.decoded_tokens = stats.forwards = len(ids)
+        return stats
+
+
+def constraint_accepts_end(constraint: Constraint, token: int) -> bool:
+    """Whether ``token`` is the constraint's own end-of-program token."""
+    return token == constraint.eos_token_id and constraint.done
+
+
+def _number(config: Mapping[str, object], key: str, default: float) -> float:
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"config key {key!r} must be a number, got {value!r}")
+    return float(value)
+
+
+__all__ = ["CopyEvent", "DoneEvent", "EditResult", "EditSession", "Event", "GenTokenEvent",
+           "ReplayResult", "TeacherPolicy"]

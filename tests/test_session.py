@@ -1,0 +1,109 @@
+"""The decode loop, driven by a scripted byte-level model and the real llguidance constraint."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from copygram import Copy, DocumentError, Gen, GenerationError, Program, resolve
+from copygram.backends.scripted import EOS, ScriptedBackend
+from copygram.errors import ConfigError
+from copygram.lines import split_lines
+from copygram.session import CopyEvent, DoneEvent, EditSession, GenTokenEvent
+from tests.strategies import programs, texts
+
+DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\r\nend"
+PROGRAM = Program([Copy(1, 1), Gen("    return x + 2\n"), Copy(3, 6), Gen("# done\n"), Copy(2, 2)])
+
+
+def session_for(document: str, program: Program, **kwargs: object) -> EditSession:
+    return EditSession(ScriptedBackend(document, program), **kwargs)  # type: ignore[arg-type]
+
+
+def test_edit_emits_the_program_and_splices_exactly_the_copied_lines() -> None:
+    session = session_for(DOCUMENT, PROGRAM)
+    result = session.edit(DOCUMENT, "fix it")
+    assert result.program == PROGRAM
+    assert result.text == resolve(PROGRAM, DOCUMENT)
+    backend = session.backend
+    assert isinstance(backend, ScriptedBackend)
+    lines = split_lines(DOCUMENT)
+    # Every copy's content follows the token that closed its tag, in the same forward.
+    spliced = [call.ids for call in backend.calls[1:] if call.kind == "splice"]
+    contents = [tuple("".join(lines[op.start - 1 : op.end]).encode()) for op in PROGRAM.copies()]
+    for content in contents:
+        assert any(ids[-len(content):] == content and ids[-len(content) - 3:-len(content)]
+                   == tuple(b'"/>') for ids in spliced)
+    stats = result.stats
+    assert stats.copy_ops == 3 and stats.gen_ops == 2
+    assert stats.spliced_tokens == sum(len(c) for c in contents)
+    assert stats.copy_span_tokens == [len(c) for c in contents]
+    assert stats.decoded_tokens + stats.forced_tokens == len(PROGRAM.render().encode())
+    assert stats.forwards == len(backend.calls) - 1  # every call after the prompt prefill
+    assert stats.forwards == stats.decoded_tokens  # forced tokens ride along, never alone
+    assert stats.output_tokens == len(result.text.encode())
+
+
+def test_forced_markup_is_spliced_not_decoded() -> None:
+    with_forced = session_for(DOCUMENT, PROGRAM).edit(DOCUMENT, "x").stats
+    without = session_for(DOCUMENT, PROGRAM, splice_forced=False).edit(DOCUMENT, "x").stats
+    assert with_forced.forced_tokens > 0 and without.forced_tokens == 0
+    assert with_forced.forwards < without.forwards
+    assert with_forced.program_tokens == without.program_tokens
+
+
+def test_stream_yields_tokens_and_copies_in_order() -> None:
+    events = list(session_for(DOCUMENT, PROGRAM).stream(DOCUMENT, "x"))
+    copies = [e.lines for e in events if isinstance(e, CopyEvent)]
+    assert [(r.start, r.end) for r in copies] == [(1, 1), (3, 6), (2, 2)]
+    assert isinstance(events[-1], DoneEvent)
+    assert any(isinstance(e, GenTokenEvent) for e in events)
+
+
+@settings(max_examples=60)
+@given(st.data(), texts.filter(lambda t: bool(t)))
+def test_edit_and_replay_reproduce_any_program(data: st.DataObject, document: str) -> None:
+    program = data.draw(programs(len(split_lines(document)))).normalized()
+    session = session_for(document, program)
+    result = session.edit(document, "x")
+    assert result.program == program
+    assert result.text == resolve(program, document)
+    replay = session.replay(document, program)
+    assert replay.text == result.text
+    assert replay.copygram.forwards == result.stats.forwards
+    assert replay.plain is not None
+    assert replay.plain.forwards == len(result.text.encode())
+
+
+def test_max_new_tokens_raises_with_the_partial_program() -> None:
+    session = session_for(DOCUMENT, PROGRAM, max_new_tokens=5)
+    with pytest.raises(GenerationError) as info:
+        session.edit(DOCUMENT, "x")
+    assert info.value.partial_program.startswith("<")
+
+
+def test_empty_document_and_oversized_document_fail_before_model_work() -> None:
+    with pytest.raises(DocumentError, match="empty"):
+        session_for("", Program()).edit("", "x")
+    backend = ScriptedBackend(DOCUMENT, PROGRAM, context_length=50)
+    with pytest.raises(DocumentError, match="n_ctx"):
+        EditSession(backend).edit(DOCUMENT, "x")  # type: ignore[arg-type]
+    assert backend.calls == []
+
+
+def test_bad_session_arguments() -> None:
+    backend = ScriptedBackend(DOCUMENT, PROGRAM)
+    with pytest.raises(ConfigError):
+        EditSession(backend, engine="nope")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        EditSession.from_config({"backend": "llamacpp", "colour": "red"})
+
+
+def test_scripted_model_loses_track_when_fed_wrong_tokens() -> None:
+    backend = ScriptedBackend(DOCUMENT, PROGRAM)
+    backend.splice(list(b"prompt"))
+    logits = backend.decode(ord("<"))
+    assert logits.argmax() == ord("c")
+    assert backend.decode(ord("x")).max() == 0  # flat: the "model" is lost
+    assert EOS == backend.eos_token_id
