@@ -1,0 +1,92 @@
+"""Token-level constraints: which tokens may come next in an edit program for one document.
+
+``compile_constraint(document, tokenizer)`` returns a :class:`Constraint`, a cheap stateful
+matcher over the program's tokens, built from a compiled grammar that is cached per
+(engine, syntax, document line count, vocabulary) -- the xgrammar split: compile once per
+document size, match per edit. See docs/constraints.md for the guards and the costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from copygram.constraints.base import Constraint, Mask
+from copygram.constraints.grammar import literal_bytes
+from copygram.constraints.guard import check_vocab_covers
+from copygram.constraints.ranges import range_regex
+from copygram.constraints.vocab import Vocab, vocab_for
+from copygram.errors import ConfigError, DocumentError
+from copygram.lines import count_lines
+from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax
+
+Engine = Literal["llguidance", "outlines"]
+ENGINES: tuple[str, ...] = ("llguidance", "outlines")
+DEFAULT_MAX_LINES: dict[str, int] = {"llguidance": 100_000, "outlines": 2_000}
+"""Largest document (in lines) each engine compiles unless ``max_lines`` says otherwise."""
+
+
+def _line_count(document: str | Sequence[str]) -> int:
+    if isinstance(document, str):
+        return count_lines(document)
+    return len(document)
+
+
+def compile_constraint(
+    document: str | Sequence[str],
+    tokenizer: Any,
+    *,
+    engine: str = "llguidance",
+    syntax: str = DEFAULT_SYNTAX,
+    max_lines: int | None = None,
+) -> Constraint:
+    """A fresh :class:`Constraint` for editing ``document`` (text, or its split lines).
+
+    ``tokenizer`` is a copygram Backend, a Hugging Face fast tokenizer, an
+    ``llguidance.LLTokenizer`` or ``"byte"``. Costs: the vocabulary view is built once per
+    tokenizer object (~10 ms + guard sets ~30 ms for 49k tokens); the grammar once per
+    (engine, syntax, line count, vocabulary): llguidance ~1 ms, outlines ~0.1-1 s growing with
+    the line count (see docs/constraints.md); the constraint itself costs microseconds.
+
+    Raises :class:`DocumentError` for an empty document or one longer than ``max_lines``
+    (default :data:`DEFAULT_MAX_LINES` per engine), :class:`ConfigError` for an unknown engine,
+    :class:`~copygram.errors.ConstraintError` for a vocabulary that cannot spell programs.
+    """
+    if engine not in ENGINES:
+        raise ConfigError(f"unknown constraint engine {engine!r}; choose one of {list(ENGINES)}")
+    get_syntax(syntax)
+    n_lines = _line_count(document)
+    if n_lines == 0:
+        raise DocumentError(
+            "the document is empty, so there is nothing to copy; generate the text without a "
+            "copy constraint (plain generation) instead"
+        )
+    limit = DEFAULT_MAX_LINES[engine] if max_lines is None else max_lines
+    if n_lines > limit:
+        raise DocumentError(
+            f"the document has {n_lines} lines, more than max_lines={limit} for the {engine} "
+            "engine; raise max_lines (compile time and memory grow with it) or use the "
+            "llguidance engine"
+        )
+    vocab = vocab_for(tokenizer)
+    check_vocab_covers(vocab, literal_bytes(syntax))
+    if engine == "llguidance":
+        from copygram.constraints.llg import compile_llguidance
+
+        return compile_llguidance(vocab, syntax, n_lines).new_constraint()
+    from copygram.constraints.outlines import compile_outlines
+
+    return compile_outlines(vocab, syntax, n_lines).new_constraint()
+
+
+__all__ = [
+    "DEFAULT_MAX_LINES",
+    "ENGINES",
+    "Constraint",
+    "Engine",
+    "Mask",
+    "Vocab",
+    "compile_constraint",
+    "range_regex",
+    "vocab_for",
+]
