@@ -10,6 +10,8 @@ from copygram import Copy, DocumentError, Gen, GenerationError, Program, resolve
 from copygram.backends.scripted import EOS, ScriptedBackend
 from copygram.errors import ConfigError
 from copygram.lines import split_lines
+from copygram.drafting import DraftConfig
+from copygram.prompt import program_in_context
 from copygram.session import CopyEvent, DoneEvent, EditSession, GenTokenEvent
 from tests.strategies import programs, texts
 
@@ -21,33 +23,46 @@ def session_for(document: str, program: Program, **kwargs: object) -> EditSessio
     return EditSession(ScriptedBackend(document, program), **kwargs)  # type: ignore[arg-type]
 
 
-def test_edit_emits_the_program_and_splices_exactly_the_copied_lines() -> None:
-    session = session_for(DOCUMENT, PROGRAM)
+NO_DRAFT = DraftConfig(max_tokens=0)
+
+
+@pytest.mark.parametrize("draft", [NO_DRAFT, DraftConfig()], ids=["plain", "drafted"])
+def test_edit_emits_the_program_and_splices_exactly_the_copied_lines(draft: DraftConfig) -> None:
+    session = session_for(DOCUMENT, PROGRAM, draft=draft)
     result = session.edit(DOCUMENT, "fix it")
     assert result.program == PROGRAM
     assert result.text == resolve(PROGRAM, DOCUMENT)
     backend = session.backend
     assert isinstance(backend, ScriptedBackend)
+    # The cache holds the program with each copy's lines right after its tag, nothing else.
+    prompt_len = len(backend.calls[0].ids)
+    assert backend.cached[prompt_len:] == list(program_in_context(PROGRAM, DOCUMENT).encode())
     lines = split_lines(DOCUMENT)
-    # Every copy's content follows the token that closed its tag, in the same forward.
-    spliced = [call.ids for call in backend.calls[1:] if call.kind == "splice"]
-    contents = [tuple("".join(lines[op.start - 1 : op.end]).encode()) for op in PROGRAM.copies()]
-    for content in contents:
-        assert any(ids[-len(content):] == content and ids[-len(content) - 3:-len(content)]
-                   == tuple(b'"/>') for ids in spliced)
+    contents = ["".join(lines[op.start - 1 : op.end]).encode() for op in PROGRAM.copies()]
     stats = result.stats
     assert stats.copy_ops == 3 and stats.gen_ops == 2
     assert stats.spliced_tokens == sum(len(c) for c in contents)
     assert stats.copy_span_tokens == [len(c) for c in contents]
-    assert stats.decoded_tokens + stats.forced_tokens == len(PROGRAM.render().encode())
+    assert stats.program_tokens == len(PROGRAM.render().encode())
     assert stats.forwards == len(backend.calls) - 1  # every call after the prompt prefill
-    assert stats.forwards == stats.decoded_tokens  # forced tokens ride along, never alone
-    assert stats.output_tokens == len(result.text.encode())
+    if draft is NO_DRAFT:
+        assert stats.drafted_tokens == 0
+        assert stats.forwards == stats.decoded_tokens  # forced tokens ride along, never alone
+    else:
+        assert stats.drafted_tokens > 0
+
+
+def test_drafts_cut_forwards_without_changing_the_output() -> None:
+    plain = session_for(DOCUMENT, PROGRAM, draft=NO_DRAFT).edit(DOCUMENT, "x")
+    drafted = session_for(DOCUMENT, PROGRAM).edit(DOCUMENT, "x")
+    assert drafted.program_text == plain.program_text
+    assert drafted.stats.forwards < plain.stats.forwards
 
 
 def test_forced_markup_is_spliced_not_decoded() -> None:
-    with_forced = session_for(DOCUMENT, PROGRAM).edit(DOCUMENT, "x").stats
-    without = session_for(DOCUMENT, PROGRAM, splice_forced=False).edit(DOCUMENT, "x").stats
+    with_forced = session_for(DOCUMENT, PROGRAM, draft=NO_DRAFT).edit(DOCUMENT, "x").stats
+    without = session_for(DOCUMENT, PROGRAM, splice_forced=False, draft=NO_DRAFT).edit(
+        DOCUMENT, "x").stats
     assert with_forced.forced_tokens > 0 and without.forced_tokens == 0
     assert with_forced.forwards < without.forwards
     assert with_forced.program_tokens == without.program_tokens
@@ -69,9 +84,14 @@ def test_edit_and_replay_reproduce_any_program(data: st.DataObject, document: st
     result = session.edit(document, "x")
     assert result.program == program
     assert result.text == resolve(program, document)
+    backend = session.backend
+    assert isinstance(backend, ScriptedBackend)
+    prompt_len = len(backend.calls[0].ids)
+    assert backend.cached[prompt_len:] == list(program_in_context(program, document).encode())
     replay = session.replay(document, program)
     assert replay.text == result.text
     assert replay.copygram.forwards == result.stats.forwards
+    assert replay.copygram.drafted_tokens == result.stats.drafted_tokens
     assert replay.plain is not None
     assert replay.plain.forwards == len(result.text.encode())
 

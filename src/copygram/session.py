@@ -12,13 +12,14 @@ from __future__ import annotations
 import time
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from copygram.drafting import DraftConfig, Drafter
 from copygram.errors import ConfigError, DocumentError, GenerationError
 from copygram.lines import split_lines
 from copygram.program import Program
@@ -190,28 +191,77 @@ class TeacherPolicy:
 # --- the session ---------------------------------------------------------------------------------
 
 _SESSION_KEYS = {"engine", "syntax", "temperature", "top_p", "seed", "max_new_tokens",
-                 "splice_forced"}
+                 "splice_forced", "draft_tokens", "draft_ngram"}
 
 
-@dataclass
-class _Loop:
-    """State of one decode run."""
+class _Step:
+    """The per-run plumbing of the decode loop: choosing, consuming, forwarding, with timings."""
 
-    backend: Backend
-    constraint: Constraint
-    lines: list[str]
-    policy: Policy
-    max_new_tokens: int
-    splice_forced: bool
-    stats: RunStats = field(default_factory=RunStats)
-    copy_cache: dict[tuple[int, int], list[int]] = field(default_factory=dict)
+    def __init__(self, backend: Backend, constraint: Constraint, lines: list[str],
+                 policy: Policy) -> None:
+        self.backend, self.constraint, self.lines, self.policy = backend, constraint, lines, policy
+        self.stats = RunStats()
+        self._token_bytes = backend.token_bytes()
+        self._copy_cache: dict[tuple[int, int], list[int]] = {}
+
+    def choose(self, logits: Logits) -> int:
+        tick = time.perf_counter()
+        allowed = self.constraint.allowed()
+        self.stats.constraint_s += time.perf_counter() - tick
+        return self.policy.choose(logits, allowed)
+
+    def consume(self, token: int) -> LineRange | None:
+        tick = time.perf_counter()
+        closed = self.constraint.consume(token)
+        self.stats.constraint_s += time.perf_counter() - tick
+        self.policy.advance(token)
+        return closed
+
+    def forced(self) -> list[int]:
+        tick = time.perf_counter()
+        forced = self.constraint.forced()
+        self.stats.constraint_s += time.perf_counter() - tick
+        return forced
+
+    def token_event(self, token: int) -> GenTokenEvent:
+        return GenTokenEvent(token, self._token_bytes[token].decode("utf-8", errors="replace"))
 
     def copy_tokens(self, lines: LineRange) -> list[int]:
+        """The copied lines' tokens, tokenized as one text (what the splice appends)."""
         key = (lines.start, lines.end)
-        if key not in self.copy_cache:
+        if key not in self._copy_cache:
             text = "".join(self.lines[lines.start - 1 : lines.end])
-            self.copy_cache[key] = self.backend.tokenize(text)
-        return self.copy_cache[key]
+            self._copy_cache[key] = self.backend.tokenize(text)
+        return self._copy_cache[key]
+
+    def add_copy(self, lines: LineRange, feed: list[int], *,
+                 counted_in_feed: bool = True) -> CopyEvent:
+        """Count a closed copy; append its tokens to ``feed`` unless they are already there."""
+        copied = self.copy_tokens(lines)
+        if counted_in_feed:
+            feed.extend(copied)
+        self.stats.copy_ops += 1
+        self.stats.spliced_tokens += len(copied)
+        self.stats.copy_span_tokens.append(len(copied))
+        return CopyEvent(lines, len(copied))
+
+    def forward(self, ids: list[int]) -> Logits:
+        tick = time.perf_counter()
+        logits = self.backend.decode(ids[0]) if len(ids) == 1 else self.backend.splice(ids)
+        elapsed = time.perf_counter() - tick
+        if len(ids) == 1:
+            self.stats.decode_s += elapsed
+        else:
+            self.stats.splice_s += elapsed
+        self.stats.forwards += 1
+        return logits
+
+    def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
+        tick = time.perf_counter()
+        logits = self.backend.splice_all(ids, rows=rows)
+        self.stats.splice_s += time.perf_counter() - tick
+        self.stats.forwards += 1
+        return logits
 
 
 class EditSession:
@@ -232,6 +282,7 @@ class EditSession:
         prompt_builder: PromptBuilder | None = None,
         max_new_tokens: int = 4096,
         splice_forced: bool = True,
+        draft: DraftConfig | None = None,
     ) -> None:
         if engine not in ("llguidance", "outlines"):
             raise ConfigError(f"engine must be 'llguidance' or 'outlines', got {engine!r}")
@@ -245,12 +296,14 @@ class EditSession:
         self.prompt_builder: PromptBuilder = prompt_builder or DefaultPromptBuilder()
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
+        self.draft = draft or DraftConfig()
         self._token_bytes: list[bytes] | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, object] | str | Path) -> EditSession:
         """A session from a dict or a TOML file. Session keys: ``engine``, ``syntax``,
-        ``temperature``, ``top_p``, ``seed``, ``max_new_tokens``, ``splice_forced``; every other
+        ``temperature``, ``top_p``, ``seed``, ``max_new_tokens``, ``splice_forced``,
+        ``draft_tokens`` (0 turns speculative drafts off), ``draft_ngram``; every other
         key configures the backend (see :func:`copygram.backends.load`). Loading the default
         model takes ~0.2 s on llama.cpp, ~15 s on Transformers."""
         from copygram.backends import CONFIG_KEYS, load
@@ -281,6 +334,8 @@ class EditSession:
             sampling=sampling,
             max_new_tokens=int(_number(config, "max_new_tokens", 4096)),
             splice_forced=bool(config.get("splice_forced", True)),
+            draft=DraftConfig(max_tokens=int(_number(config, "draft_tokens", 10)),
+                              max_ngram=int(_number(config, "draft_ngram", 3))),
         )
 
     # -- public API -----------------------------------------------------------------------------
@@ -356,8 +411,10 @@ class EditSession:
 
         started = time.perf_counter()
         constraint = compile_constraint(document, backend, engine=self.engine, syntax=self.syntax)
-        loop = _Loop(backend, constraint, lines, policy, self.max_new_tokens, self.splice_forced)
-        stats = loop.stats
+        step = _Step(backend, constraint, lines, policy)
+        stats = step.stats
+        drafter = (Drafter(lines, backend.tokenize, self.draft)
+                   if self.draft.max_tokens and self.syntax == "lines" else None)
         stats.constraint_s += time.perf_counter() - started
         stats.prompt_tokens = len(prompt_ids)
 
@@ -368,57 +425,70 @@ class EditSession:
 
         gen_started = time.perf_counter()
         eos_ids = self._eos_ids()
-        token_bytes = self.token_bytes()
-        program_tokens = 0
+        context: list[int] = []  # every token after the prompt: program tokens and copies
+        pending: int | None = None  # a token already chosen from a verification forward
         while True:
-            tick = time.perf_counter()
-            allowed = constraint.allowed()
-            stats.constraint_s += time.perf_counter() - tick
-            token = policy.choose(logits, allowed)
+            if pending is None:
+                token = step.choose(logits)
+            else:
+                token, pending = pending, None
             if token in eos_ids or constraint_accepts_end(constraint, token):
                 break
-            if program_tokens >= self.max_new_tokens:
+            if stats.program_tokens >= self.max_new_tokens:
                 raise GenerationError(
                     f"no complete program after max_new_tokens={self.max_new_tokens} tokens; "
                     "raise max_new_tokens or simplify the instruction",
                     partial_program=constraint.program_text,
                 )
-            feed = [token]
             stats.decoded_tokens += 1
-            program_tokens += 1
-            yield GenTokenEvent(token, token_bytes[token].decode("utf-8", errors="replace"))
-            closed = self._consume(loop, token)
+            yield step.token_event(token)
+            feed = [token]
+            closed = step.consume(token)
             if self.splice_forced and closed is None:
-                tick = time.perf_counter()
-                forced = constraint.forced()
-                stats.constraint_s += time.perf_counter() - tick
-                for forced_token in forced:
+                for forced_token in step.forced():
                     feed.append(forced_token)
                     stats.forced_tokens += 1
-                    program_tokens += 1
-                    closed = self._consume(loop, forced_token)
+                    closed = step.consume(forced_token)
                     if closed is not None:
                         break
             if closed is not None:
-                copied = loop.copy_tokens(closed)
-                feed.extend(copied)
-                stats.copy_ops += 1
-                stats.spliced_tokens += len(copied)
-                stats.copy_span_tokens.append(len(copied))
-                yield CopyEvent(closed, len(copied))
-            if backend.n_tokens + len(feed) > backend.context_length:
-                raise GenerationError(
-                    f"the edit ran out of context (n_ctx={backend.context_length}); raise n_ctx",
-                    partial_program=constraint.program_text,
-                )
-            tick = time.perf_counter()
-            logits = backend.decode(feed[0]) if len(feed) == 1 else backend.splice(feed)
-            elapsed = time.perf_counter() - tick
-            if len(feed) == 1:
-                stats.decode_s += elapsed
+                yield step.add_copy(closed, feed)
+
+            draft = drafter.propose(constraint.program_text, context + feed) if drafter else None
+            if draft is None:
+                self._check_room(feed, constraint)
+                logits = step.forward(feed)
+                context += feed
+                continue
+
+            # Verify the draft in the same forward that appends the feed: logits before each
+            # draft token, and after the last one (or after the copy it closes).
+            copy_ids = step.copy_tokens(draft.closes) if draft.closes else []
+            ids = feed + draft.tokens + copy_ids
+            self._check_room(ids, constraint)
+            rows = [len(feed) - 1 + t for t in range(len(draft.tokens))] + [len(ids) - 1]
+            base = backend.n_tokens
+            verified = step.forward_rows(ids, rows)
+            accepted = 0
+            for t, drafted in enumerate(draft.tokens):
+                choice = step.choose(verified[t])
+                if choice != drafted:
+                    pending = choice
+                    break
+                accepted += 1
+                stats.drafted_tokens += 1
+                yield step.token_event(drafted)
+                closed = step.consume(drafted)
+                if closed is not None:
+                    assert closed == draft.closes and t == len(draft.tokens) - 1
+                    yield step.add_copy(closed, copy_ids, counted_in_feed=False)
+            if pending is None:
+                logits = verified[-1]
+                context += ids
             else:
-                stats.splice_s += elapsed
-            stats.forwards += 1
+                keep = len(feed) + accepted
+                backend.truncate(base + keep)
+                context += ids[:keep]
 
         program_text = constraint.program_text
         program = parse(program_text, self.syntax)
@@ -429,12 +499,12 @@ class EditSession:
         yield DoneEvent(EditResult(text=text, program=program, program_text=program_text,
                                    stats=stats))
 
-    def _consume(self, loop: _Loop, token: int) -> LineRange | None:
-        tick = time.perf_counter()
-        closed = loop.constraint.consume(token)
-        loop.stats.constraint_s += time.perf_counter() - tick
-        loop.policy.advance(token)
-        return closed
+    def _check_room(self, ids: Sequence[int], constraint: Constraint) -> None:
+        if self.backend.n_tokens + len(ids) > self.backend.context_length:
+            raise GenerationError(
+                f"the edit ran out of context (n_ctx={self.backend.context_length}); raise n_ctx",
+                partial_program=constraint.program_text,
+            )
 
     def _plain_cost(self, text: str, prompt_tokens: int) -> RunStats:
         """Decode every token of ``text`` one forward at a time after the same prompt."""

@@ -65,10 +65,13 @@ class Backend(Protocol):
         """Append ``ids`` in one batched forward; logits after the last one."""
         ...
 
-    def splice_all(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        """Append ``ids`` in one forward; logits after *each* of them, shape ``(len(ids), vocab)``.
+    def splice_all(self, ids: Sequence[int], *,
+                   rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
+        """Append ``ids`` in one forward; logits after each ``ids[r]`` for ``r`` in ``rows``
+        (default: every position), shape ``(len(rows), vocab)``.
 
-        For verifying a speculative draft; costs a logits row per position.
+        For verifying a speculative draft; costs a logits row per requested position, so ask only
+        for the rows the verification reads.
         """
         ...
 

@@ -73,6 +73,11 @@ class ScriptedBackend:
         return frozenset({EOS})
 
     @property
+    def cached(self) -> list[int]:
+        """A copy of the token ids in the cache."""
+        return list(self._cache)
+
+    @property
     def n_tokens(self) -> int:
         return len(self._cache)
 
@@ -127,16 +132,17 @@ class ScriptedBackend:
         self._append("splice", ids)
         return self._next_logits()
 
-    def splice_all(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        rows = []
+    def splice_all(self, ids: Sequence[int], *,
+                   rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
+        out = []
         base = len(self._cache)
         self._append("splice_all", ids)
         full = self._cache
-        for k in range(1, len(ids) + 1):
-            self._cache = full[: base + k]
-            rows.append(self._next_logits())
+        for row in range(len(ids)) if rows is None else rows:
+            self._cache = full[: base + row + 1]
+            out.append(self._next_logits())
         self._cache = full
-        return np.stack(rows)
+        return np.stack(out)
 
     def decode(self, token_id: int) -> npt.NDArray[np.float32]:
         self._append("decode", [token_id])
