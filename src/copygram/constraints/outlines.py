@@ -77,7 +77,9 @@ class OutlinesGrammar:
         return frozenset(i for i, data in enumerate(self.vocab.token_bytes) if first in data)
 
     def accepts_end(self, state: int) -> bool:
-        return self.index.get_next_state(state, self.vocab.vocab_size) is not None
+        # Inside gen text the sentinel is just a character; only at an op boundary does it end.
+        after = self.index.get_next_state(state, self.vocab.vocab_size)
+        return after is not None and bool(self.index.is_final_state(after))
 
     def _enters_sentinel(self, state: int) -> bool:
         if self.index.is_final_state(state):

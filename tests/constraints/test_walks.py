@@ -1,0 +1,167 @@
+"""Random walks over allowed tokens: every finished walk parses and resolves; none dead-ends.
+
+Walk policy: at each step pick uniformly among the allowed tokens, except that with probability
+1/4 the pick is uniform among the allowed *tag tokens* (made only of the grammar's literal
+bytes), so that gen ops close and copies happen before the length cap. After the cap, the walk
+finishes: EOS if allowed, else the first allowed of a few closing spellings (``"/>``, ``"``,
+``<``, ``/`` ...), else uniform. Both engines run in lockstep and must allow the same tokens, except
+where bytes are forced: there llguidance allows only their canonical spelling (a subset).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from copygram import parse, resolve
+from copygram.constraints import compile_constraint, vocab_for
+from copygram.constraints.grammar import literal_bytes
+from copygram.lines import count_lines, split_lines
+
+pytestmark = pytest.mark.outlines
+
+CLOSERS = [b"</gen>", b"</", b"<", b'"/>', b'"', b"/>", b"/", b">"]
+# outlines compiles per line count (~20-300 ms), so walks draw from a fixed menu of sizes.
+SIZES = [1, 2, 3, 9, 10, 11, 99, 100, 101, 777, 1000, 2000]
+
+
+def make_document(rng: random.Random, n_target: int) -> str:
+    parts = []
+    for _ in range(n_target):
+        body = "".join(rng.choice("ab <>&\"-1") for _ in range(rng.randrange(0, 12)))
+        parts.append(body + rng.choice(["\n", "\r\n", "\r", "\n"]))
+    if rng.random() < 0.5:
+        parts[-1] = parts[-1].rstrip("\r\n") or "z"
+    return "".join(parts)
+
+
+class Walker:
+    def __init__(self, tokenizer: Any) -> None:
+        self.vocab = vocab_for(tokenizer)
+        tag_bytes = set(literal_bytes("lines"))
+        self.tag_tokens = np.zeros(self.vocab.vocab_size, dtype=np.bool_)
+        for token_id, data in enumerate(self.vocab.token_bytes):
+            self.tag_tokens[token_id] = bool(data) and set(data) <= tag_bytes
+        self.closers = []
+        for want in CLOSERS:
+            ids = [i for i, data in enumerate(self.vocab.token_bytes) if data == want]
+            if ids:
+                self.closers.append(ids[0])
+
+    def walk(self, tokenizer: Any, document: str, seed: int, cap: int) -> None:
+        rng = random.Random(seed)
+        n = count_lines(document)
+        engines = [compile_constraint(document, tokenizer, engine=e) for e in ("llguidance", "outlines")]
+        main = engines[0]
+        eos = main.eos_token_id
+        history: list[tuple[str, bytes]] = []
+        tokens: list[int] = []
+        for step in range(cap + 200):
+            masks = [c.allowed() for c in engines]
+            assert masks[0].any(), f"dead end after {main.program_text!r}"
+            if not np.array_equal(masks[0], masks[1]):
+                # llguidance allows only the canonical spelling of forced bytes (e.g. "gen"
+                # after "</", not "g"); elsewhere the engines must agree exactly.
+                assert not (masks[0] & ~masks[1]).any(), main.program_text
+                assert main.forced(), main.program_text
+            mask = masks[0]
+            history.append((main.program_text, np.packbits(mask).tobytes()))
+            if step < cap:
+                pool = mask & self.tag_tokens if rng.random() < 0.25 else mask
+                if not pool.any():
+                    pool = mask
+                choice = int(rng.choice(np.flatnonzero(pool)))
+            elif mask[eos]:
+                choice = eos
+            else:
+                choice = next((t for t in self.closers if mask[t]), -1)
+                if choice < 0:
+                    choice = int(rng.choice(np.flatnonzero(mask)))
+            results = [c.consume(choice) for c in engines]
+            assert results[0] == results[1]
+            tokens.append(choice)
+            if results[0] is not None:
+                assert main.program_text.endswith('"/>')
+            if choice == eos:
+                break
+            if rng.random() < 0.05 and main.n_consumed >= 3:
+                back = rng.randint(1, 3)
+                for c in engines:
+                    c.rollback(back)
+                text, packed = history[-back]
+                assert main.program_text == text
+                assert np.packbits(main.allowed()).tobytes() == packed
+                del history[-back:]
+                del tokens[-back:]
+        assert all(c.finished for c in engines), main.program_text
+        program = parse(main.program_text)
+        event(f"copies: {min(len(program.copies()), 3)}")
+        out = resolve(program, split_lines(document))
+        assert isinstance(out, str)
+        assert all(1 <= cp.start <= cp.end <= n for cp in program.copies())
+        replay = compile_constraint(document, tokenizer)
+        closed = [r for r in replay.consume_many(tokens) if r is not None]
+        assert closed == [cp.lines for cp in program.copies()]
+        assert replay.finished and replay.program_text == main.program_text
+
+
+@pytest.fixture(scope="module")
+def byte_walker() -> Walker:
+    return Walker("byte")
+
+
+@pytest.fixture(scope="module")
+def smollm2_walker(smollm2: Any) -> Walker:
+    return Walker(smollm2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 120))
+def test_byte_walks(byte_walker: Walker, n: int, seed: int, cap: int) -> None:
+    document = make_document(random.Random(seed), n)
+    byte_walker.walk("byte", document, seed, cap)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 80))
+def test_smollm2_walks(smollm2_walker: Walker, smollm2: Any, n: int, seed: int, cap: int) -> None:
+    document = make_document(random.Random(seed), n)
+    smollm2_walker.walk(smollm2, document, seed, cap)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 2000), st.integers(0, 2**32))
+def test_llguidance_walks_any_size(smollm2: Any, n: int, seed: int) -> None:
+    rng = random.Random(seed)
+    document = make_document(rng, n)
+    c = compile_constraint(document, smollm2)
+    n_real = count_lines(document)
+    tag = b'<copy lines="'
+    for _ in range(150):
+        mask = c.allowed()
+        assert mask.any()
+        if mask[c.eos_token_id] and rng.random() < 0.1:
+            c.consume(c.eos_token_id)
+            break
+        c.consume(int(rng.choice(np.flatnonzero(mask))))
+        if c.finished:
+            break
+        if tag in c.program_bytes[-20:] and rng.random() < 0.5:
+            forced = c.forced()
+            c.consume_many(forced)
+    while not c.finished:
+        mask = c.allowed()
+        assert mask.any()
+        if mask[c.eos_token_id]:
+            c.consume(c.eos_token_id)
+        else:
+            c.consume(int(rng.choice(np.flatnonzero(mask))))
+            if len(c.program_bytes) > 100_000:
+                pytest.fail("walk did not finish")
+    resolve(parse(c.program_text), split_lines(document))
+    assert n_real == c.n_lines
