@@ -22,7 +22,7 @@ from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 Engine = Literal["llguidance", "outlines"]
 ENGINES: tuple[str, ...] = ("llguidance", "outlines")
-DEFAULT_MAX_LINES: dict[str, int] = {"llguidance": 100_000, "outlines": 2_000}
+DEFAULT_MAX_LINES: dict[str, int] = {"llguidance": 100_000, "outlines": 100_000}
 """Largest document (in lines) each engine compiles unless ``max_lines`` says otherwise."""
 
 
@@ -44,9 +44,10 @@ def compile_constraint(
 
     ``tokenizer`` is a copygram Backend, a Hugging Face fast tokenizer, an
     ``llguidance.LLTokenizer`` or ``"byte"``. Costs: the vocabulary view is built once per
-    tokenizer object (~10 ms + guard sets ~30 ms for 49k tokens); the grammar once per
-    (engine, syntax, line count, vocabulary): llguidance ~1 ms, outlines ~0.1-1 s growing with
-    the line count (see docs/constraints.md); the constraint itself costs microseconds.
+    tokenizer object (~0.4 s for 49k tokens, guard sets included); the grammar once per
+    (engine, syntax, line count, vocabulary): llguidance 3-9 ms, outlines ~30 ms, nearly flat in
+    the line count since the range regex is O(log n) (docs/constraints.md); the constraint
+    itself costs microseconds.
 
     Raises :class:`DocumentError` for an empty document or one longer than ``max_lines``
     (default :data:`DEFAULT_MAX_LINES` per engine), :class:`ConfigError` for an unknown engine,
