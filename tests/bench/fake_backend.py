@@ -82,9 +82,11 @@ class FakeBackend:
         self.calls.append(("splice", len(ids)))
         return self._append(ids)[-1]
 
-    def splice_all(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
+    def splice_all(self, ids: Sequence[int], *,
+                   rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
         self.calls.append(("splice_all", len(ids)))
-        return self._append(ids)
+        logits = self._append(ids)
+        return logits if rows is None else logits[list(rows)]
 
     def decode(self, token_id: int) -> npt.NDArray[np.float32]:
         self.calls.append(("decode", 1))

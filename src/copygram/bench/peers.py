@@ -1,0 +1,167 @@
+"""Real peer implementations of prompt lookup decoding, on the benchmark's prompts and model.
+
+Free-running greedy decoding (not teacher-forced), each peer against plain greedy decoding by the
+same stack with the same ``max_new_tokens``:
+
+* llama.cpp: ``llama_cpp.Llama(..., draft_model=LlamaPromptLookupDecoding(num_pred_tokens=k))``
+  vs a plain ``Llama`` (two extra instances of the backend's GGUF, ~0.2 s and ~0.5 GB each);
+* transformers: ``model.generate(..., prompt_lookup_num_tokens=k, do_sample=False)`` vs plain
+  ``model.generate(..., do_sample=False)`` on the backend's own model.
+
+Reported: generation-phase tokens/s of each, and whether the peer's tokens equal plain greedy's.
+Generation phase: from the first new token on (llama.cpp), or total minus a one-token run's time
+(transformers, whose ``generate`` cannot be timed from inside).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from copygram.backends.base import Backend
+from copygram.bench.data import EditRow
+from copygram.errors import BackendError, missing_dependency
+
+
+@dataclass(frozen=True)
+class PeerRun:
+    """One row: a peer's and plain greedy's generation on the same prompt."""
+
+    stack: str
+    id: str
+    k: int
+    plain_tokens: int
+    plain_s: float
+    peer_tokens: int
+    peer_s: float
+    same_output: bool
+
+    @property
+    def speedup(self) -> float:
+        """Tokens/s of the peer over tokens/s of plain greedy."""
+        if self.peer_s <= 0 or self.plain_s <= 0 or self.plain_tokens == 0:
+            return float("nan")
+        return (self.peer_tokens / self.peer_s) / (self.plain_tokens / self.plain_s)
+
+
+def _max_new_tokens(backend: Backend, row: EditRow) -> int:
+    return len(backend.tokenize(row.after)) + 32 if row.after else 32
+
+
+# --- llama.cpp ----------------------------------------------------------------------------------
+
+
+def _llama_generate(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int]
+                    ) -> tuple[list[int], float]:
+    """Greedy tokens after ``prompt`` and the seconds from the first new token to the end."""
+    llm.reset()
+    out: list[int] = []
+    first = 0.0
+    for token in llm.generate(list(prompt), temp=0.0, top_k=1, reset=True):
+        if not out:
+            first = time.perf_counter()
+        if token in eos:
+            break
+        out.append(int(token))
+        if len(out) >= max_new:
+            break
+    return out, (time.perf_counter() - first) if out else 0.0
+
+
+def run_llamacpp_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -> list[PeerRun]:
+    """``LlamaPromptLookupDecoding`` vs plain greedy, both in llama-cpp-python."""
+    try:
+        import llama_cpp
+        from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+    except ImportError as exc:
+        raise missing_dependency("llama_cpp", "llamacpp") from exc
+    from copygram.bench.e2e import baseline_prompt
+
+    path = getattr(backend, "model_path", None)
+    if path is None:
+        from copygram.backends.model import default_model_path
+
+        path = default_model_path()
+    options: dict[str, Any] = {"n_ctx": backend.context_length, "n_threads": 2, "n_threads_batch": 2,
+               "verbose": False}
+    plain = llama_cpp.Llama(str(path), **options)
+    peer = llama_cpp.Llama(str(path), draft_model=LlamaPromptLookupDecoding(
+        num_pred_tokens=k), **options)
+    runs = []
+    for row in rows:
+        prompt = baseline_prompt(backend, row.before, row.instruction)
+        max_new = _max_new_tokens(backend, row)
+        if len(prompt) + max_new > backend.context_length:
+            continue
+        base_out, base_s = _llama_generate(plain, prompt, max_new, backend.eos_token_ids)
+        peer_out, peer_s = _llama_generate(peer, prompt, max_new, backend.eos_token_ids)
+        runs.append(PeerRun("llama.cpp LlamaPromptLookupDecoding", row.id, k, len(base_out),
+                            base_s, len(peer_out), peer_s, peer_out == base_out))
+    return runs
+
+
+# --- transformers -------------------------------------------------------------------------------
+
+
+def run_transformers_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10
+                           ) -> list[PeerRun]:
+    """``generate(prompt_lookup_num_tokens=k)`` vs plain ``generate``, greedy, same model."""
+    model = getattr(backend, "model", None)
+    if model is None:
+        raise BackendError("transformers peers need a TransformersBackend (its .model)")
+    try:
+        import torch
+    except ImportError as exc:
+        raise missing_dependency("torch", "transformers") from exc
+    from copygram.bench.e2e import baseline_prompt
+
+    device = next(model.parameters()).device
+    eos = sorted(backend.eos_token_ids)
+
+    def timed(ids: Any, max_new: int, lookup: int | None) -> tuple[list[int], float]:
+        extra = {} if lookup is None else {"prompt_lookup_num_tokens": lookup}
+        start = time.perf_counter()
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids),
+                                 max_new_tokens=max_new, do_sample=False, eos_token_id=eos,
+                                 pad_token_id=eos[0], **extra)
+        return [int(t) for t in out[0, ids.shape[1]:] if int(t) not in eos], \
+            time.perf_counter() - start
+
+    runs = []
+    for row in rows:
+        prompt = baseline_prompt(backend, row.before, row.instruction)
+        max_new = _max_new_tokens(backend, row)
+        if len(prompt) + max_new > backend.context_length:
+            continue
+        ids = torch.tensor([prompt], device=device)
+        _, prefill_s = timed(ids, 1, None)
+        base_out, base_s = timed(ids, max_new, None)
+        peer_out, peer_s = timed(ids, max_new, k)
+        runs.append(PeerRun("transformers prompt_lookup_num_tokens", row.id, k, len(base_out),
+                            max(base_s - prefill_s, 1e-9), len(peer_out),
+                            max(peer_s - prefill_s, 1e-9), peer_out == base_out))
+    return runs
+
+
+def run_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -> list[PeerRun]:
+    """The peer matching ``backend``'s stack."""
+    if backend.name == "transformers":
+        return run_transformers_peers(backend, rows, k)
+    return run_llamacpp_peers(backend, rows, k)
+
+
+def peer_table(runs: Sequence[PeerRun]) -> str:
+    """Markdown: per stack, pooled tokens/s of plain and peer, and the share of equal outputs."""
+    lines = ["| peer | k | rows | plain tok/s | peer tok/s | speedup | same output as greedy |",
+             "|---|---|---|---|---|---|---|"]
+    for stack in sorted({r.stack for r in runs}):
+        mine = [r for r in runs if r.stack == stack]
+        plain = sum(r.plain_tokens for r in mine) / max(sum(r.plain_s for r in mine), 1e-9)
+        peer = sum(r.peer_tokens for r in mine) / max(sum(r.peer_s for r in mine), 1e-9)
+        same = sum(r.same_output for r in mine) / len(mine)
+        lines.append(f"| {stack} | {mine[0].k} | {len(mine)} | {plain:.1f} | {peer:.1f} | "
+                     f"{peer / plain:.2f}x | {same:.0%} |")
+    return "\n".join(lines) + "\n"

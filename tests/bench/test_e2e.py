@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from copygram.backends.scripted import ScriptedBackend
+from copygram.bench.data import EditRow, iter_rows, parse_datasets
+from copygram.bench.e2e import (
+    COPYGRAM,
+    FULL,
+    approaches,
+    bound_terms,
+    curve_at,
+    load_curve,
+    run_row,
+    summarize,
+    summary_table,
+    write_plots,
+)
+from copygram.errors import ConfigError
+from copygram.oracle import oracle
+from copygram.session import EditSession
+from copygram.stats import RunStats
+
+BEFORE = "".join(f"line number {i} of a longish document\n" for i in range(1, 31))
+AFTER = BEFORE.replace("line number 7 of", "LINE NUMBER SEVEN of")
+
+
+def _row(i: int = 0) -> EditRow:
+    return EditRow("toy", f"toy/{i}", BEFORE, AFTER, instruction="shout line 7")
+
+
+def _run(rotate: int = 0) -> tuple[ScriptedBackend, object]:
+    backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER))
+    session = EditSession(backend)  # type: ignore[arg-type]
+    return backend, run_row(backend, session, _row(rotate), [10, 32],  # type: ignore[arg-type]
+                            {8: 2.0, 64: 3.0}, rotate=rotate)
+
+
+@pytest.mark.parametrize("rotate", [0, 1, 2])
+def test_run_row_accounts_every_approach(rotate: int) -> None:
+    _, result = _run(rotate)
+    assert not result.skipped  # type: ignore[attr-defined]
+    stats: dict[str, RunStats] = result.stats  # type: ignore[attr-defined]
+    assert set(stats) == set(approaches([10, 32]))
+    n = len(AFTER.encode())
+    assert stats[FULL].forwards == n == stats[FULL].output_tokens
+    for k in (10, 32):
+        lookup = stats[f"lookup_k{k}"]
+        assert lookup.output_tokens == n
+        assert lookup.decoded_tokens + lookup.drafted_tokens == n
+        assert lookup.forwards < n / 4  # the document is mostly copied from the prompt
+    assert stats[COPYGRAM].forwards < stats[FULL].forwards
+    line = json.loads(json.dumps(result.as_json()))  # type: ignore[attr-defined]
+    assert line["speedup"][FULL] == pytest.approx(1.0)
+
+
+def test_summary_layout_and_table(tmp_path: Path) -> None:
+    results = [_run(i)[1] for i in range(2)]
+    summary = summarize(results, [10, 32])  # type: ignore[arg-type]
+    for name in approaches([10, 32]):
+        entry = summary[name]
+        assert isinstance(entry, dict)
+        assert set(entry) >= {"pooled_speedup", "median_speedup", "forwards", "rows"}
+        assert entry["rows"] == 2
+    assert 0.0 <= summary["copygram_beats_lookup_share"] <= 1.0  # type: ignore[operator]
+    assert isinstance(summary["modelled_bound"], float) and summary["modelled_bound"] >= 1.0
+    table = summary_table({"toy": summary}, [10, 32])
+    assert table.count("\n") == 3 and "| toy | 2 |" in table
+    paths = write_plots(tmp_path, {"toy": results}, {"toy": summary}, [10, 32])  # type: ignore[dict-item]
+    assert all(p.stat().st_size > 0 for p in paths)
+
+
+def test_context_overflow_is_skipped_not_raised() -> None:
+    backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER), context_length=200)
+    session = EditSession(backend)  # type: ignore[arg-type]
+    result = run_row(backend, session, _row(), [10])  # type: ignore[arg-type]
+    assert result.skipped and "n_ctx" in result.skipped
+
+
+def test_kernel_curve_interpolates_in_log_n(tmp_path: Path) -> None:
+    curve = {8: 2.0, 32: 3.0}
+    assert curve_at(curve, 1) == 1.0
+    assert curve_at(curve, 16) == pytest.approx(2.5)
+    assert curve_at(curve, 1000) == 3.0
+    stats = RunStats(decoded_tokens=10, copy_span_tokens=[32, 8])
+    num, den = bound_terms(stats, curve)
+    assert (num, den) == (50.0, pytest.approx(10 + 32 / 3 + 8 / 2))
+    assert load_curve(tmp_path / "missing.json", "llamacpp") is None
+
+
+def test_data_loading(tmp_path: Path) -> None:
+    rows = [{"id": str(i), "before": "" if i == 1 else f"b{i}\n", "after": f"a{i}\n",
+             "instruction": "do"} for i in range(5)]
+    (tmp_path / "toy.dev.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    got = list(iter_rows("toy", tmp_path, limit=3))
+    assert [r.id for r in got] == ["0", "2", "3"]  # the empty `before` is skipped
+    assert parse_datasets("toy", tmp_path) == ["toy"]
+    assert parse_datasets("all", tmp_path) == ["toy"]
+    with pytest.raises(ConfigError, match="unknown dataset"):
+        parse_datasets("nope", tmp_path)
+    with pytest.raises(ConfigError, match="does not exist"):
+        list(iter_rows("toy", tmp_path / "absent"))
