@@ -102,7 +102,8 @@ class LlamaCppBackend:
         self._ctx = llm.ctx
         self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
         self._n_vocab: int = llm.n_vocab()
-        self._n_ctx: int = llm.n_ctx()
+        # llama.cpp pads n_ctx (to a multiple of 256); the Llama wrapper's buffers keep the size asked.
+        self._n_ctx: int = min(llm.n_ctx(), len(llm.input_ids))
         self._n = 0
         self._token_bytes: list[bytes] | None = None
         self._ll_tokenizer: llguidance.LLTokenizer | None = None
@@ -236,20 +237,31 @@ class LlamaCppBackend:
 
     # -- the cache -------------------------------------------------------------------------------
 
-    def _eval(self, ids: Sequence[int], *, all_logits: bool) -> npt.NDArray[np.float32]:
-        """Append ``ids`` in batches of ``n_batch``; logits rows for every id or only the last."""
+    def _eval(
+        self, ids: Sequence[int], *, all_logits: bool, rows: Sequence[int] | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Append ``ids`` in batches of ``n_batch``; logits rows for every id (or, with ``rows``,
+        for those positions only, ascending) or only the last."""
         check_ids(ids, self._n_vocab)
         check_context(self._n, len(ids), self._n_ctx)
         arr = np.asarray(ids, dtype=np.int32)
-        rows: list[npt.NDArray[np.float32]] = []
+        out: list[npt.NDArray[np.float32]] = []
+        # Only the requested rows get logits: the LM head costs a vocab-sized matmul per row.
+        wanted = np.unique(np.asarray(rows, dtype=np.int64)) if rows is not None else None
+        if wanted is not None and len(wanted) and (wanted[0] < 0 or wanted[-1] >= len(arr)):
+            raise BackendError(f"splice_all rows must lie in 0..{len(arr) - 1}, got {rows}")
         for start in range(0, len(arr), self.n_batch):
             chunk = arr[start : start + self.n_batch]
             k = len(chunk)
             self._b_token[:k] = chunk
             self._b_pos[:k] = np.arange(self._n, self._n + k, dtype=np.int32)
             is_last_chunk = start + k == len(arr)
-            self._b_logits[:k] = 1 if all_logits else 0
-            self._b_logits[k - 1] = 1 if (all_logits or is_last_chunk) else 0
+            self._b_logits[:k] = 1 if all_logits and wanted is None else 0
+            if wanted is not None:
+                self._b_logits[wanted[(wanted >= start) & (wanted < start + k)] - start] = 1
+            elif not all_logits:
+                self._b_logits[k - 1] = 1 if is_last_chunk else 0
+            n_out = int(self._b_logits[:k].sum())
             self._batch.n_tokens = k
             rc = llama_cpp.llama_decode(self._ctx, self._batch)
             if rc != 0:
@@ -258,11 +270,20 @@ class LlamaCppBackend:
                 raise BackendError(f"llama_decode failed with code {rc} on a batch of {k} tokens")
             self.llm.input_ids[self._n : self._n + k] = chunk
             self._sync(self._n + k)
-            if all_logits:
+            if all_logits and n_out:
                 ptr = llama_cpp.llama_get_logits(self._ctx)
-                rows.append(np.ctypeslib.as_array(ptr, shape=(k, self._n_vocab)).copy())
+                out.append(np.ctypeslib.as_array(ptr, shape=(n_out, self._n_vocab)).copy())
         if all_logits:
-            return rows[0] if len(rows) == 1 else np.concatenate(rows)
+            got = (
+                out[0]
+                if len(out) == 1
+                else np.concatenate(out)
+                if out
+                else np.empty((0, self._n_vocab), dtype=np.float32)
+            )
+            if rows is None or wanted is None:
+                return got
+            return got[np.searchsorted(wanted, np.asarray(rows, dtype=np.int64))]
         ptr = llama_cpp.llama_get_logits_ith(self._ctx, -1)
         return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).copy()
 
@@ -276,8 +297,10 @@ class LlamaCppBackend:
         forward over ``len(ids)`` tokens."""
         return self._eval(ids, all_logits=False)
 
-    def splice_all(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        return self._eval(ids, all_logits=True)
+    def splice_all(
+        self, ids: Sequence[int], *, rows: Sequence[int] | None = None
+    ) -> npt.NDArray[np.float32]:
+        return self._eval(ids, all_logits=True, rows=rows)
 
     def decode(self, token_id: int) -> Logits:
         return self._eval((token_id,), all_logits=False)
