@@ -76,21 +76,27 @@ class FakeBackend:
             if not 0 <= token < VOCAB:
                 raise ValueError(f"token {token} out of range")
         self._cache.extend(ids)
-        return self._table[list(ids)]
+        rows: npt.NDArray[np.float32] = self._table[list(ids)]
+        return rows
 
     def splice(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
         self.calls.append(("splice", len(ids)))
-        return self._append(ids)[-1]
+        last: npt.NDArray[np.float32] = self._append(ids)[-1]
+        return last
 
     def splice_all(self, ids: Sequence[int], *,
                    rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
         self.calls.append(("splice_all", len(ids)))
         logits = self._append(ids)
-        return logits if rows is None else logits[list(rows)]
+        if rows is None:
+            return logits
+        picked: npt.NDArray[np.float32] = logits[list(rows)]
+        return picked
 
     def decode(self, token_id: int) -> npt.NDArray[np.float32]:
         self.calls.append(("decode", 1))
-        return self._append([token_id])[-1]
+        last: npt.NDArray[np.float32] = self._append([token_id])[-1]
+        return last
 
     def truncate(self, n_tokens: int) -> None:
         if not 0 <= n_tokens <= len(self._cache):

@@ -313,6 +313,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
     parser.add_argument("--model", default="default", help="GGUF path (default: SmolLM2-135M)")
     parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--n-threads", type=int, default=None,
+                        help="CPU threads (default: the backend's). On a busy machine use 1: "
+                             "llama.cpp threads that wait for a core slow decoding ~30x")
     parser.add_argument("--k", default="10,32", help="prompt lookup draft sizes (default 10,32)")
     parser.add_argument("--kernel", default=DEFAULT_KERNEL,
                         help=f"kernel curve JSON for the modelled bound (default {DEFAULT_KERNEL})")
@@ -333,7 +336,11 @@ def run(args: argparse.Namespace) -> int:
     from copygram.backends import load
     from copygram.session import EditSession
 
-    backend = load({"backend": args.backend, "model": args.model, "n_ctx": args.n_ctx})
+    config: dict[str, object] = {"backend": args.backend, "model": args.model,
+                                 "n_ctx": args.n_ctx}
+    if args.n_threads:
+        config["n_threads"] = args.n_threads
+    backend = load(config)
     session = EditSession(backend)
     curve = load_curve(args.kernel, backend.name)
     if curve is None:

@@ -84,8 +84,10 @@ def run_llamacpp_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -
         from copygram.backends.model import default_model_path
 
         path = default_model_path()
-    options: dict[str, Any] = {"n_ctx": backend.context_length, "n_threads": 2, "n_threads_batch": 2,
-               "verbose": False}
+    # The same threads as the backend's own Llama, so the peers and the e2e runs compare.
+    threads = int(getattr(getattr(backend, "llm", None), "n_threads", 2))
+    options: dict[str, Any] = {"n_ctx": backend.context_length, "n_threads": threads,
+                               "n_threads_batch": threads, "verbose": False}
     plain = llama_cpp.Llama(str(path), **options)
     peer = llama_cpp.Llama(str(path), draft_model=LlamaPromptLookupDecoding(
         num_pred_tokens=k), **options)
