@@ -5,6 +5,7 @@ from hypothesis import given
 
 from copygram import Copy, CopygramError, Gen, Program, ProgramSyntaxError, parse
 from copygram.program import escape_gen_text, unescape_gen_text
+from copygram.syntaxes import get_syntax, syntax_names
 from tests.strategies import programs, texts
 
 
@@ -72,3 +73,29 @@ def test_malformed_programs_raise_with_position(bad: str, line: int, column: int
 def test_normalized_merges_without_changing_meaning() -> None:
     program = Program([Gen("a"), Gen(""), Gen("b"), Copy(1, 2), Copy(3, 4), Copy(6, 6)])
     assert program.normalized() == Program([Gen("ab"), Copy(1, 4), Copy(6, 6)])
+
+
+@pytest.mark.parametrize("syntax", syntax_names())
+def test_syntax_literals_agree_with_the_grammar_file(syntax: str) -> None:
+    from copygram.constraints.grammar import copy_tag
+
+    s = get_syntax(syntax)
+    tag = copy_tag(syntax)
+    assert (tag.open, tag.sep, tag.close) == (
+        s.copy_open.encode(), s.copy_sep.encode(), s.copy_close.encode())
+    assert parse(s.gen_open + "a&lt;" + s.gen_close, syntax) == Program([Gen("a<")])
+    assert s.copy_open in s.describe() and s.gen_open in s.describe()
+
+
+@pytest.mark.parametrize("syntax", syntax_names())
+@given(program=programs())
+def test_parse_inverts_render_in_every_syntax(syntax: str, program: Program) -> None:
+    assert parse(program.render(syntax), syntax) == program
+
+
+def test_compact_syntax_is_shorter() -> None:
+    program = Program([Copy(12, 15), Gen("x\n")])
+    assert program.render("compact") == "<@12-15><g>x\n</g>"
+    assert len(program.render("compact")) < len(program.render())
+    with pytest.raises(CopygramError, match="unknown edit syntax"):
+        program.render("nope")

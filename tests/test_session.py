@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from copygram import Copy, DocumentError, Gen, GenerationError, Program, resolve
 from copygram.backends.scripted import EOS, ScriptedBackend
+from copygram.drafting import DraftConfig
 from copygram.errors import ConfigError
 from copygram.lines import split_lines
-from copygram.drafting import DraftConfig
 from copygram.prompt import program_in_context
 from copygram.session import CopyEvent, DoneEvent, EditSession, GenTokenEvent
 from tests.strategies import programs, texts
@@ -127,3 +127,16 @@ def test_scripted_model_loses_track_when_fed_wrong_tokens() -> None:
     assert logits.argmax() == ord("c")
     assert backend.decode(ord("x")).max() == 0  # flat: the "model" is lost
     assert EOS == backend.eos_token_id
+
+
+@pytest.mark.parametrize("draft", [NO_DRAFT, DraftConfig()], ids=["plain", "drafted"])
+def test_compact_syntax_runs_the_same_loop(draft: DraftConfig) -> None:
+    backend = ScriptedBackend(DOCUMENT, PROGRAM, syntax="compact")
+    session = EditSession(backend, syntax="compact", draft=draft)  # type: ignore[arg-type]
+    result = session.edit(DOCUMENT, "x")
+    assert result.program == PROGRAM and result.program_text == PROGRAM.render("compact")
+    prompt_len = len(backend.calls[0].ids)
+    assert backend.cached[prompt_len:] == list(
+        program_in_context(PROGRAM, DOCUMENT, "compact").encode())
+    lines_run = session_for(DOCUMENT, PROGRAM, draft=draft).edit(DOCUMENT, "x")
+    assert result.stats.program_tokens < lines_run.stats.program_tokens

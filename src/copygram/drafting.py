@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 from copygram.errors import ConfigError
 from copygram.lines import split_lines
-from copygram.program import GEN_OPEN, escape_gen_text, render_copy
+from copygram.program import escape_gen_text
+from copygram.syntaxes import get_syntax
 from copygram.types import LineRange
 
 
@@ -52,17 +53,19 @@ class Draft:
     closes: LineRange | None = None
 
 
-# The paper syntax, as the drafter reads the program text so far.
-_OP = re.compile(r'<copy lines="([0-9]+)-([0-9]+)"/>|<gen>((?:[^<&]|&lt;|&amp;)*)</gen>')
-_PARTIAL_COPY = re.compile(r'<copy lines="([0-9]+)-([0-9]*)\Z')
-
-
 class Drafter:
-    """Drafts for one edit of one document (paper syntax)."""
+    """Drafts for one edit of one document, in ``syntax``."""
 
     def __init__(self, document_lines: Sequence[str], tokenize: Callable[[str], list[int]],
-                 config: DraftConfig) -> None:
+                 config: DraftConfig, syntax: str = "lines") -> None:
         self.config = config
+        self._syntax = s = get_syntax(syntax)
+        copy_open, sep = re.escape(s.copy_open), re.escape(s.copy_sep)
+        self._op = re.compile(
+            f"{copy_open}([0-9]+){sep}([0-9]+){re.escape(s.copy_close)}"
+            f"|{re.escape(s.gen_open)}((?:[^<&]|&lt;|&amp;)*){re.escape(s.gen_close)}"
+        )
+        self._partial_copy = re.compile(f"{copy_open}([0-9]+){sep}([0-9]*)\\Z")
         self._lines = document_lines
         self._n = len(document_lines)
         self._tokenize = tokenize
@@ -85,6 +88,7 @@ class Drafter:
         self._parsed_upto = 0
         self._cursor = 0
         self._generated = 0
+        self._last_was_copy = False
 
     def _tokens(self, text: str) -> list[int]:
         if text not in self._text_cache:
@@ -94,10 +98,11 @@ class Drafter:
     def _advance(self, program: str) -> str:
         """Parse complete ops past the last call; returns the partial op at the end."""
         while True:
-            match = _OP.match(program, self._parsed_upto)
+            match = self._op.match(program, self._parsed_upto)
             if match is None:
                 return program[self._parsed_upto :]
-            if match.group(1) is not None:
+            self._last_was_copy = match.group(1) is not None
+            if self._last_was_copy:
                 self._cursor, self._generated = int(match.group(2)), 0
             else:
                 self._generated += len(split_lines(match.group(3))) if match.group(3) else 0
@@ -109,6 +114,7 @@ class Drafter:
         """The program text shrank (rejected tokens were rolled back): re-parse from scratch."""
         if len(program) < self._parsed_upto:
             self._parsed_upto, self._cursor, self._generated = 0, 0, 0
+            self._last_was_copy = False
 
     def propose(self, program: str, context: Sequence[int]) -> Draft | None:
         """A draft continuing ``program`` (the text so far); ``context`` is every token after the
@@ -117,27 +123,27 @@ class Drafter:
             return None
         self.rollback_to(program)
         partial = self._advance(program)
-        if partial.startswith(GEN_OPEN):
+        if partial.startswith(self._syntax.gen_open):
             return self._lookup(context) if self.config.gen else None
         if not self.config.tags or self._cursor >= self._n:
             return None
         start = min(self._cursor + 1 + max(self._generated, 0), self._n)
-        if partial == "" and self._parsed_upto and program.endswith("/>"):
+        if partial == "" and self._last_was_copy:
             # After a copy the next op is most likely a gen rewriting the next line.
             if not self.config.gen:
                 return None
-            text = GEN_OPEN + escape_gen_text(self._lines[self._cursor])
+            text = self._syntax.gen_open + escape_gen_text(self._lines[self._cursor])
             return Draft(self._tokens(text)[: self.config.max_tokens])
-        hypothesis = render_copy(start, self._n)
+        hypothesis = self._syntax.render_copy(start, self._n)
         closes = LineRange(start, self._n)
         if not hypothesis.startswith(partial):
-            match = _PARTIAL_COPY.match(partial)
+            match = self._partial_copy.match(partial)
             if match is None or not str(self._n).startswith(match.group(2)):
                 return None
             begin = int(match.group(1))
             if begin > self._n:
                 return None
-            hypothesis = render_copy(begin, self._n)
+            hypothesis = self._syntax.render_copy(begin, self._n)
             closes = LineRange(begin, self._n)
         tokens = self._tokens(hypothesis[len(partial) :])
         if not tokens:

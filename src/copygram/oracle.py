@@ -4,8 +4,8 @@ Method: an exact dynamic programme over the lines of ``after`` (not difflib). Po
 ``after`` is produced either by generating line ``k`` (extending an open gen op, or opening one)
 or by copying a run of lines ``after[k:k+L]`` that stands at ``before[i:i+L]`` for *any* ``i``, so
 reordered and duplicated blocks are copied too. It minimises a separable cost (by default the
-rendered program's length in characters; :class:`DecodedTokenCost`-style models count decoded
-tokens instead). Copies along one diagonal ``i - k`` share a running minimum, so the programme is
+rendered program's length in characters; :class:`TokenCost` counts a tokenizer's tokens
+instead). Copies along one diagonal ``i - k`` share a running minimum, so the programme is
 linear in the number of matching line pairs: ``O(m + P)`` for ``P`` pairs ``before[i] ==
 after[k]``.
 """
@@ -13,11 +13,13 @@ after[k]``.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from copygram.lines import split_lines
-from copygram.program import GEN_CLOSE, GEN_OPEN, Copy, Gen, Op, Program, escape_gen_text
+from copygram.program import Copy, Gen, Op, Program, escape_gen_text
+from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 
 class CostModel(Protocol):
@@ -40,21 +42,54 @@ class CostModel(Protocol):
 
 @dataclass(frozen=True)
 class CharCost:
-    """The rendered length of the program in the paper's syntax, in characters."""
+    """The rendered length of the program in ``syntax``, in characters."""
+
+    syntax: str = DEFAULT_SYNTAX
 
     @property
     def copy_base(self) -> float:
-        return float(len('<copy lines="-"/>'))
+        s = get_syntax(self.syntax)
+        return float(len(s.copy_open) + len(s.copy_sep) + len(s.copy_close))
 
     def number(self, value: int) -> float:
         return float(len(str(value)))
 
     @property
     def gen_base(self) -> float:
-        return float(len(GEN_OPEN) + len(GEN_CLOSE))
+        s = get_syntax(self.syntax)
+        return float(len(s.gen_open) + len(s.gen_close))
 
     def gen_line(self, line: str) -> float:
         return float(len(escape_gen_text(line)))
+
+
+class TokenCost:
+    """The program's length in tokens of a tokenizer (what a model decodes, not characters).
+
+    Each literal, number and gen line is tokenized on its own (token boundaries fall at op and
+    line boundaries); results are cached, so the cost of an oracle call is dominated by
+    tokenizing each distinct line of ``after`` once.
+    """
+
+    def __init__(self, tokenize: Callable[[str], Sequence[int]],
+                 syntax: str = DEFAULT_SYNTAX) -> None:
+        s = get_syntax(syntax)
+        self._tokenize = tokenize
+        self._cache: dict[str, float] = {}
+        self.copy_base = self._count(s.copy_open) + self._count(s.copy_sep) + self._count(
+            s.copy_close)
+        self.gen_base = self._count(s.gen_open) + self._count(s.gen_close)
+
+    def _count(self, text: str) -> float:
+        if text not in self._cache:
+            self._cache[text] = float(len(self._tokenize(text)))
+        return self._cache[text]
+
+    def number(self, value: int) -> float:
+        return self._count(str(value))
+
+    def gen_line(self, line: str) -> float:
+        return self._count(escape_gen_text(line))
 
 
 def oracle(before: str, after: str, *, cost: CostModel | None = None) -> Program:

@@ -62,21 +62,6 @@ def unescape_gen_text(escaped: str) -> str:
     return _UNESCAPE_RE.sub(lambda m: _UNESCAPES[m.group()], escaped)
 
 
-GEN_OPEN = "<gen>"
-GEN_CLOSE = "</gen>"
-
-
-def render_copy(start: int, end: int) -> str:
-    return f'<copy lines="{start}-{end}"/>'
-
-
-def render_op(op: Op) -> str:
-    """The canonical text of one op in the paper's syntax."""
-    if isinstance(op, Copy):
-        return render_copy(op.start, op.end)
-    return GEN_OPEN + escape_gen_text(op.text) + GEN_CLOSE
-
-
 class Program(Sequence[Op]):
     """An immutable sequence of :class:`Copy` and :class:`Gen` ops.
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from copygram.lines import split_lines
-from copygram.program import Copy, Gen, Program, render_op
+from copygram.program import Copy, Gen, Program
 from copygram.resolve import resolve
+from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 
 class ChatModel(Protocol):
@@ -29,8 +30,7 @@ class PromptBuilder(Protocol):
 
 SYSTEM = """You edit documents by writing an edit program instead of rewriting the document.
 An edit program is a sequence of two operations, written one after another:
-<copy lines="i-j"/> copies lines i to j (1-based, inclusive) of the original document unchanged.
-<gen>TEXT</gen> writes new text. Inside TEXT write "<" as "&lt;" and "&" as "&amp;".
+{ops}
 Copy every unchanged run of lines, generate only what changes, and keep the original order.
 After each copy you will see the lines it copied."""
 
@@ -44,10 +44,11 @@ def number_lines(document: str) -> str:
     )
 
 
-def program_in_context(program: Program, document: str) -> str:
+def program_in_context(program: Program, document: str, syntax: str = DEFAULT_SYNTAX) -> str:
     """The program text as the decode loop leaves it in the model's context: each copy tag
     followed by the lines it copied."""
     lines = split_lines(document)
+    render_op = get_syntax(syntax).render_op
     parts = []
     for op in program:
         parts.append(render_op(op))
@@ -73,7 +74,6 @@ _EXAMPLE_INSTRUCTION = "Fix the bug in area."
 
 
 def _example_program() -> Program:
-
     return Program([Copy(1, 2), Gen("    return width * height\n"), Copy(4, 7)])
 
 
@@ -81,16 +81,18 @@ def _example_program() -> Program:
 class DefaultPromptBuilder:
     """System message with the language, one worked example, then the task."""
 
+    syntax: str = DEFAULT_SYNTAX
     system: str = SYSTEM
     with_example: bool = True
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
-        messages = [{"role": "system", "content": self.system}]
+        ops = get_syntax(self.syntax).describe()
+        messages = [{"role": "system", "content": self.system.format(ops=ops)}]
         if self.with_example:
+            example = program_in_context(_example_program(), _EXAMPLE_DOCUMENT, self.syntax)
             messages += [
                 {"role": "user", "content": user_message(_EXAMPLE_DOCUMENT, _EXAMPLE_INSTRUCTION)},
-                {"role": "assistant",
-                 "content": program_in_context(_example_program(), _EXAMPLE_DOCUMENT)},
+                {"role": "assistant", "content": example},
             ]
         messages.append({"role": "user", "content": user_message(document, instruction)})
         return messages

@@ -293,7 +293,7 @@ class EditSession:
         self.engine = engine
         self.syntax = syntax
         self.sampling = sampling or Sampling()
-        self.prompt_builder: PromptBuilder = prompt_builder or DefaultPromptBuilder()
+        self.prompt_builder: PromptBuilder = prompt_builder or DefaultPromptBuilder(syntax=syntax)
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
         self.draft = draft or DraftConfig()
@@ -413,8 +413,8 @@ class EditSession:
         constraint = compile_constraint(document, backend, engine=self.engine, syntax=self.syntax)
         step = _Step(backend, constraint, lines, policy)
         stats = step.stats
-        drafter = (Drafter(lines, backend.tokenize, self.draft)
-                   if self.draft.max_tokens and self.syntax == "lines" else None)
+        drafter = (Drafter(lines, backend.tokenize, self.draft, self.syntax)
+                   if self.draft.max_tokens else None)
         stats.constraint_s += time.perf_counter() - started
         stats.prompt_tokens = len(prompt_ids)
 

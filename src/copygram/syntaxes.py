@@ -2,19 +2,19 @@
 
 All syntaxes describe the same :class:`~copygram.program.Program` (copy and gen ops), so the
 resolver, the oracle and the losslessness properties are shared; a syntax only decides how ops are
-written. ``lines`` is the paper's ``<copy lines="i-j"/>`` syntax and the default.
+written. ``lines`` is the paper's ``<copy lines="i-j"/>`` syntax and the default; ``compact``
+writes ``<@i-j>`` and ``<g>TEXT</g>``.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
 from copygram.errors import CopygramError, ProgramSyntaxError
-from copygram.program import Copy, Gen, Op, Program, render_op, unescape_gen_text
+from copygram.program import Copy, Gen, Op, Program, escape_gen_text, unescape_gen_text
 
 if TYPE_CHECKING:
     import lark
@@ -29,19 +29,43 @@ def load_grammar(filename: str) -> str:
 
 @dataclass(frozen=True)
 class Syntax:
-    """One surface syntax: its grammar file and how ops map to and from its text."""
+    """One surface syntax: its grammar file and the literals its ops are written with.
+
+    ``copy_open``/``copy_sep``/``copy_close`` and ``gen_open``/``gen_close`` must be the literals
+    of the grammar file's ``copy`` and ``gen`` rules (a test checks that they agree).
+    """
 
     name: str
     grammar_file: str
-    render_program: Callable[[Program], str]
-    ops_from_tree: Callable[[lark.Tree[lark.Token]], list[Op]]
+    copy_open: str
+    copy_sep: str
+    copy_close: str
+    gen_open: str
+    gen_close: str
 
     @property
     def grammar(self) -> str:
         return load_grammar(self.grammar_file)
 
+    def render_copy(self, start: int, end: int) -> str:
+        return f"{self.copy_open}{start}{self.copy_sep}{end}{self.copy_close}"
+
+    def render_op(self, op: Op) -> str:
+        if isinstance(op, Copy):
+            return self.render_copy(op.start, op.end)
+        return self.gen_open + escape_gen_text(op.text) + self.gen_close
+
     def render(self, program: Program) -> str:
-        return self.render_program(program)
+        return "".join(self.render_op(op) for op in program)
+
+    def describe(self) -> str:
+        """The two ops in this syntax, for the prompt."""
+        return (
+            f"{self.render_copy(1, 3).replace('1', 'i', 1).replace('3', 'j', 1)} copies lines i "
+            f"to j (1-based, inclusive) of the original document unchanged.\n"
+            f"{self.gen_open}TEXT{self.gen_close} writes new text. Inside TEXT write \"<\" as "
+            f"\"&lt;\" and \"&\" as \"&amp;\"."
+        )
 
     def parse(self, text: str) -> Program:
         import lark
@@ -61,7 +85,7 @@ class Syntax:
                 column=column,
                 text=text,
             ) from None
-        return Program(self.ops_from_tree(tree))
+        return Program(_ops_from_tree(tree))
 
 
 def _describe(exc: Exception) -> str:
@@ -76,28 +100,23 @@ def _parser(name: str) -> lark.Lark:
     return lark.Lark(get_syntax(name).grammar, parser="lalr", lexer="contextual", start="start")
 
 
-def _render_lines(program: Program) -> str:
-    return "".join(render_op(op) for op in program)
-
-
-def _gen_from_tree(node: lark.Tree[lark.Token]) -> Gen:
-    return Gen(unescape_gen_text(str(node.children[0])) if node.children else "")
-
-
-def _ops_from_lines_tree(tree: lark.Tree[lark.Token]) -> list[Op]:
+def _ops_from_tree(tree: lark.Tree[lark.Token]) -> list[Op]:
     ops: list[Op] = []
     for node in tree.children:
         assert not isinstance(node, str)
         if node.data == "copy":
-            start, end = (int(tok) for tok in node.children)
+            start, end = (int(str(tok)) for tok in node.children)
             ops.append(Copy(start, end))
         else:
-            ops.append(_gen_from_tree(node))
+            ops.append(Gen(unescape_gen_text(str(node.children[0])) if node.children else ""))
     return ops
 
 
 _SYNTAXES: dict[str, Syntax] = {
-    "lines": Syntax("lines", "lines.lark", _render_lines, _ops_from_lines_tree),
+    # The paper's syntax: readable, and what Copy-as-Decode was specified with.
+    "lines": Syntax("lines", "lines.lark", '<copy lines="', "-", '"/>', "<gen>", "</gen>"),
+    # Fewer tokens per op (SmolLM2: 8 instead of 10 per copy), same ops and guards.
+    "compact": Syntax("compact", "compact.lark", "<@", "-", ">", "<g>", "</g>"),
 }
 
 

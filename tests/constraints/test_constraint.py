@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from copygram import ConfigError, ConstraintError, Copy, DocumentError, Gen, Program
 from copygram.constraints import Constraint, compile_constraint, vocab_for
+from copygram.syntaxes import get_syntax, syntax_names
 from tests.strategies import programs
 
 pytestmark = pytest.mark.outlines
@@ -19,11 +20,12 @@ ENGINES = ["llguidance", "outlines"]
 SIZES = [1, 2, 10, 99, 100, 1000]
 
 
-def tokenize(tokenizer: Any, text: str) -> list[int]:
+def tokenize(tokenizer: Any, text: str, syntax: str = "lines") -> list[int]:
     """Tokens of program text, cut after each copy tag (a model's tag ends at a token end)."""
     vocab = vocab_for(tokenizer)
     ids: list[int] = []
-    for piece in re.split(r'(?<="/>)', text):
+    close = re.escape(get_syntax(syntax).copy_close)
+    for piece in re.split(f"(?<={close})", text):
         if not piece:
             continue
         if tokenizer == "byte":
@@ -52,13 +54,14 @@ def tokenizer(request: pytest.FixtureRequest) -> Any:
 @given(data=st.data())
 def test_engines_accept_valid_programs(tokenizer: Any, data: st.DataObject) -> None:
     n = data.draw(st.sampled_from(SIZES))
+    syntax = data.draw(st.sampled_from(syntax_names()))
     program = data.draw(programs(n_lines=n))
-    ids = tokenize(tokenizer, program.render())
+    ids = tokenize(tokenizer, program.render(syntax), syntax)
     for engine in ENGINES:
-        c = compile_constraint(["x\n"] * n, tokenizer, engine=engine)
+        c = compile_constraint(["x\n"] * n, tokenizer, engine=engine, syntax=syntax)
         closed = [r for r in c.consume_many(ids) if r is not None]
         assert closed == [cp.lines for cp in program.copies()]
-        assert c.done and c.program_text == program.render()
+        assert c.done and c.program_text == program.render(syntax)
         c.consume(c.eos_token_id)
         assert c.finished and not c.allowed().any()
 

@@ -22,10 +22,12 @@ from copygram import parse, resolve
 from copygram.constraints import compile_constraint, vocab_for
 from copygram.constraints.grammar import literal_bytes
 from copygram.lines import count_lines, split_lines
+from copygram.syntaxes import get_syntax, syntax_names
 
 pytestmark = pytest.mark.outlines
 
-CLOSERS = [b"</gen>", b"</", b"<", b'"/>', b'"', b"/>", b"/", b">"]
+CLOSERS = [b"</gen>", b"</g>", b"</", b"<", b'"/>', b'"', b"/>", b"/", b">"]
+SYNTAXES = syntax_names()
 # outlines compiles per line count (~20-300 ms), so walks draw from a fixed menu of sizes.
 SIZES = [1, 2, 3, 9, 10, 11, 99, 100, 101, 777, 1000, 2000]
 
@@ -43,7 +45,7 @@ def make_document(rng: random.Random, n_target: int) -> str:
 class Walker:
     def __init__(self, tokenizer: Any) -> None:
         self.vocab = vocab_for(tokenizer)
-        tag_bytes = set(literal_bytes("lines"))
+        tag_bytes = set().union(*(literal_bytes(s) for s in SYNTAXES))
         self.tag_tokens = np.zeros(self.vocab.vocab_size, dtype=np.bool_)
         for token_id, data in enumerate(self.vocab.token_bytes):
             self.tag_tokens[token_id] = bool(data) and set(data) <= tag_bytes
@@ -53,10 +55,12 @@ class Walker:
             if ids:
                 self.closers.append(ids[0])
 
-    def walk(self, tokenizer: Any, document: str, seed: int, cap: int) -> None:
+    def walk(self, tokenizer: Any, document: str, seed: int, cap: int,
+             syntax: str = "lines") -> None:
         rng = random.Random(seed)
         n = count_lines(document)
-        engines = [compile_constraint(document, tokenizer, engine=e) for e in ("llguidance", "outlines")]
+        engines = [compile_constraint(document, tokenizer, engine=e, syntax=syntax)
+                   for e in ("llguidance", "outlines")]
         main = engines[0]
         eos = main.eos_token_id
         history: list[tuple[str, bytes]] = []
@@ -86,7 +90,7 @@ class Walker:
             assert results[0] == results[1]
             tokens.append(choice)
             if results[0] is not None:
-                assert main.program_text.endswith('"/>')
+                assert main.program_text.endswith(get_syntax(syntax).copy_close)
             if choice == eos:
                 break
             if rng.random() < 0.05 and main.n_consumed >= 3:
@@ -99,12 +103,12 @@ class Walker:
                 del history[-back:]
                 del tokens[-back:]
         assert all(c.finished for c in engines), main.program_text
-        program = parse(main.program_text)
+        program = parse(main.program_text, syntax)
         event(f"copies: {min(len(program.copies()), 3)}")
         out = resolve(program, split_lines(document))
         assert isinstance(out, str)
         assert all(1 <= cp.start <= cp.end <= n for cp in program.copies())
-        replay = compile_constraint(document, tokenizer)
+        replay = compile_constraint(document, tokenizer, syntax=syntax)
         closed = [r for r in replay.consume_many(tokens) if r is not None]
         assert closed == [cp.lines for cp in program.copies()]
         assert replay.finished and replay.program_text == main.program_text
@@ -121,17 +125,20 @@ def smollm2_walker(smollm2: Any) -> Walker:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 120))
-def test_byte_walks(byte_walker: Walker, n: int, seed: int, cap: int) -> None:
+@given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 120),
+       st.sampled_from(SYNTAXES))
+def test_byte_walks(byte_walker: Walker, n: int, seed: int, cap: int, syntax: str) -> None:
     document = make_document(random.Random(seed), n)
-    byte_walker.walk("byte", document, seed, cap)
+    byte_walker.walk("byte", document, seed, cap, syntax)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 80))
-def test_smollm2_walks(smollm2_walker: Walker, smollm2: Any, n: int, seed: int, cap: int) -> None:
+@given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 80),
+       st.sampled_from(SYNTAXES))
+def test_smollm2_walks(smollm2_walker: Walker, smollm2: Any, n: int, seed: int, cap: int,
+                       syntax: str) -> None:
     document = make_document(random.Random(seed), n)
-    smollm2_walker.walk(smollm2, document, seed, cap)
+    smollm2_walker.walk(smollm2, document, seed, cap, syntax)
 
 
 @settings(max_examples=60, deadline=None)
