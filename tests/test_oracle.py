@@ -4,7 +4,7 @@ from hypothesis import given
 
 from copygram import Copy, Gen, Program, oracle, resolve
 from copygram.lines import split_lines
-from copygram.oracle import CharCost, program_cost
+from copygram.oracle import CharCost, TokenCost, program_cost
 from tests.strategies import related_documents, texts
 
 
@@ -51,3 +51,30 @@ def test_short_lines_are_generated_rather_than_copied() -> None:
     program = oracle(before, after)
     assert Gen("\n") in program
     assert resolve(program, before) == after
+
+
+def _toy_tokenize(text: str) -> list[str]:
+    """A deterministic stand-in tokenizer: runs of word characters, or single other characters."""
+    import re
+
+    return re.findall(r"\w+|\W", text)
+
+
+@given(related_documents())
+def test_token_cost_oracle_round_trips_and_minimises_tokens(pair: tuple[str, str]) -> None:
+    before, after = pair
+    cost = TokenCost(_toy_tokenize)
+    program = oracle(before, after, cost=cost)
+    assert resolve(program, before) == after
+    by_chars = oracle(before, after)
+    assert program_cost(program, cost) <= program_cost(by_chars, cost)
+    whole = Program([Gen(after)]) if after else Program()
+    assert program_cost(program, cost) <= program_cost(whole, cost)
+
+
+@given(related_documents())
+def test_compact_char_cost_matches_the_compact_rendering(pair: tuple[str, str]) -> None:
+    before, after = pair
+    program = oracle(before, after, cost=CharCost("compact"))
+    assert resolve(program, before) == after
+    assert program_cost(program, CharCost("compact")) == len(program.render("compact"))
