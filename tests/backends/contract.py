@@ -133,6 +133,23 @@ class BackendContract:
         for row, step in zip(rows, steps, strict=True):
             self.assert_close(row, step)
 
+    def test_splice_all_rows_picks_positions(self, backend: Backend) -> None:
+        rng = np.random.default_rng(5)
+        span = rng.integers(FIRST_TEXT_ID, backend.vocab_size, 10).tolist()
+        backend.truncate(0)
+        every = backend.splice_all(span)
+        backend.truncate(0)
+        picked = backend.splice_all(span, rows=[7, 2, 7, 9])
+        assert picked.shape == (4, backend.vocab_size)
+        for got, r in zip(picked, [7, 2, 7, 9], strict=True):
+            self.assert_close(got, every[r])
+        backend.truncate(0)
+        assert backend.splice_all(span, rows=[]).shape == (0, backend.vocab_size)
+        assert backend.n_tokens == len(span)
+        with pytest.raises(BackendError, match="row"):
+            backend.splice_all(span, rows=[10])
+        assert backend.n_tokens == len(span)  # a rejected call leaves the cache alone
+
     def test_truncate_then_splice_equals_fresh_prefill(self, backend: Backend) -> None:
         rng = np.random.default_rng(2)
         a, b, c = (rng.integers(FIRST_TEXT_ID, backend.vocab_size, n).tolist() for n in (30, 17, 9))

@@ -54,3 +54,17 @@ def with_bos(prompt: str, bos_text: str | None, add_bos: bool) -> str:
     if add_bos and bos_text and not prompt.startswith(bos_text):
         return bos_text + prompt
     return prompt
+
+
+def output_rows(rows: Sequence[int] | None, n_ids: int) -> list[int]:
+    """The positions ``splice_all`` must return logits for (default: all); each in ``[0, n_ids)``."""
+    if rows is None:
+        return list(range(n_ids))
+    out = [int(r) for r in rows]
+    bad = [r for r in out if not 0 <= r < n_ids]
+    if bad:
+        raise BackendError(
+            f"splice_all row {bad[0]} is outside the span of {n_ids} tokens; "
+            "rows index the ids passed to splice_all"
+        )
+    return out

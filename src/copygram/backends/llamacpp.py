@@ -26,6 +26,7 @@ from copygram.backends._common import (
     END_OF_TURN_TOKENS,
     check_context,
     check_ids,
+    output_rows,
     truncate_target,
     with_bos,
 )
@@ -237,55 +238,38 @@ class LlamaCppBackend:
 
     # -- the cache -------------------------------------------------------------------------------
 
-    def _eval(
-        self, ids: Sequence[int], *, all_logits: bool, rows: Sequence[int] | None = None
-    ) -> npt.NDArray[np.float32]:
-        """Append ``ids`` in batches of ``n_batch``; logits rows for every id (or, with ``rows``,
-        for those positions only, ascending) or only the last."""
+    def _eval(self, ids: Sequence[int], outputs: Sequence[int]) -> npt.NDArray[np.float32]:
+        """Append ``ids`` in batches of ``n_batch``; logits after ``ids[i]`` for each ``i`` in
+        ``outputs`` (ascending, unique), shape ``(len(outputs), vocab)``. Only those positions
+        get logits: the LM head costs a vocab-sized matmul per row."""
         check_ids(ids, self._n_vocab)
         check_context(self._n, len(ids), self._n_ctx)
         arr = np.asarray(ids, dtype=np.int32)
-        out: list[npt.NDArray[np.float32]] = []
-        # Only the requested rows get logits: the LM head costs a vocab-sized matmul per row.
-        wanted = np.unique(np.asarray(rows, dtype=np.int64)) if rows is not None else None
-        if wanted is not None and len(wanted) and (wanted[0] < 0 or wanted[-1] >= len(arr)):
-            raise BackendError(f"splice_all rows must lie in 0..{len(arr) - 1}, got {rows}")
+        wanted = np.zeros(len(arr), dtype=np.int8)
+        wanted[list(outputs)] = 1
+        rows: list[npt.NDArray[np.float32]] = []
         for start in range(0, len(arr), self.n_batch):
             chunk = arr[start : start + self.n_batch]
             k = len(chunk)
             self._b_token[:k] = chunk
             self._b_pos[:k] = np.arange(self._n, self._n + k, dtype=np.int32)
-            is_last_chunk = start + k == len(arr)
-            self._b_logits[:k] = 1 if all_logits and wanted is None else 0
-            if wanted is not None:
-                self._b_logits[wanted[(wanted >= start) & (wanted < start + k)] - start] = 1
-            elif not all_logits:
-                self._b_logits[k - 1] = 1 if is_last_chunk else 0
-            n_out = int(self._b_logits[:k].sum())
+            self._b_logits[:k] = wanted[start : start + k]
             self._batch.n_tokens = k
             rc = llama_cpp.llama_decode(self._ctx, self._batch)
             if rc != 0:
                 # The cache may hold part of the batch: drop it so n_tokens stays truthful.
+                llama_cpp.llama_memory_seq_rm(llama_cpp.llama_get_memory(self._ctx), 0, self._n, -1)
                 self._sync(self._n)
                 raise BackendError(f"llama_decode failed with code {rc} on a batch of {k} tokens")
             self.llm.input_ids[self._n : self._n + k] = chunk
             self._sync(self._n + k)
-            if all_logits and n_out:
+            n_out = int(wanted[start : start + k].sum())
+            if n_out:  # rows come back in batch order of the flagged tokens
                 ptr = llama_cpp.llama_get_logits(self._ctx)
-                out.append(np.ctypeslib.as_array(ptr, shape=(n_out, self._n_vocab)).copy())
-        if all_logits:
-            got = (
-                out[0]
-                if len(out) == 1
-                else np.concatenate(out)
-                if out
-                else np.empty((0, self._n_vocab), dtype=np.float32)
-            )
-            if rows is None or wanted is None:
-                return got
-            return got[np.searchsorted(wanted, np.asarray(rows, dtype=np.int64))]
-        ptr = llama_cpp.llama_get_logits_ith(self._ctx, -1)
-        return np.ctypeslib.as_array(ptr, shape=(self._n_vocab,)).copy()
+                rows.append(np.ctypeslib.as_array(ptr, shape=(n_out, self._n_vocab)).copy())
+        if not rows:
+            return np.empty((0, self._n_vocab), dtype=np.float32)
+        return rows[0] if len(rows) == 1 else np.concatenate(rows)
 
     def _sync(self, n: int) -> None:
         self._n = n
@@ -295,15 +279,20 @@ class LlamaCppBackend:
     def splice(self, ids: Sequence[int]) -> Logits:
         """Append ``ids`` (batched; chunked by ``n_batch``); logits after the last. Cost ~ one
         forward over ``len(ids)`` tokens."""
-        return self._eval(ids, all_logits=False)
+        logits: Logits = self._eval(ids, [len(ids) - 1] if len(ids) else [])[0]
+        return logits
 
     def splice_all(
         self, ids: Sequence[int], *, rows: Sequence[int] | None = None
     ) -> npt.NDArray[np.float32]:
-        return self._eval(ids, all_logits=True, rows=rows)
+        """Append ``ids``; logits after ``ids[r]`` for each ``r`` in ``rows`` (default: all)."""
+        wanted = output_rows(rows, len(ids))
+        flagged = sorted(set(wanted))
+        out = self._eval(ids, flagged)
+        return out if wanted == flagged else out[np.searchsorted(flagged, wanted)]
 
     def decode(self, token_id: int) -> Logits:
-        return self._eval((token_id,), all_logits=False)
+        return self.splice((token_id,))
 
     def truncate(self, n_tokens: int) -> None:
         n = truncate_target(n_tokens, self._n)

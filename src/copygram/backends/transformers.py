@@ -26,6 +26,7 @@ from copygram.backends._common import (
     END_OF_TURN_TOKENS,
     check_context,
     check_ids,
+    output_rows,
     truncate_target,
     with_bos,
 )
@@ -212,17 +213,26 @@ class TransformersBackend:
 
     # -- the cache -------------------------------------------------------------------------------
 
-    def _forward(self, ids: Sequence[int], logits_to_keep: int) -> Any:
+    def _forward(self, ids: Sequence[int], logits_to_keep: int | torch.Tensor) -> Any:
         check_ids(ids, self._n_vocab)
         check_context(self._n, len(ids), self._n_ctx)
         input_ids = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
-        with torch.inference_mode():
-            out = self.model(
-                input_ids=input_ids,
-                cache=self.cache,
-                use_cache=True,
-                logits_to_keep=logits_to_keep,
-            )
+        try:
+            with torch.inference_mode():
+                out = self.model(
+                    input_ids=input_ids,
+                    cache=self.cache,
+                    use_cache=True,
+                    logits_to_keep=logits_to_keep,
+                )
+        except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:
+            # Some layers may have appended to the cache and others not: no consistent state to
+            # roll back to, so start over rather than serve a corrupt cache.
+            self.truncate(0)
+            raise BackendError(
+                f"the forward pass over {len(ids)} tokens failed ({exc}); the KV cache was "
+                "cleared: splice the prompt again (a shorter span or a smaller n_ctx may help)"
+            ) from exc
         self._n += len(ids)
         return out.logits[0]
 
@@ -231,9 +241,16 @@ class TransformersBackend:
         logits: Logits = self._forward(ids, 1)[-1].float().cpu().numpy()
         return logits
 
-    def splice_all(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        rows: npt.NDArray[np.float32] = self._forward(ids, 0).float().cpu().numpy()
-        return rows
+    def splice_all(
+        self, ids: Sequence[int], *, rows: Sequence[int] | None = None
+    ) -> npt.NDArray[np.float32]:
+        """One forward over ``ids``; the LM head runs only on the positions in ``rows`` (a
+        vocab-sized matmul per row), default every position."""
+        keep: int | torch.Tensor = 0
+        if rows is not None:  # validated before the forward touches the cache
+            keep = torch.tensor(output_rows(rows, len(ids)), dtype=torch.long, device=self.device)
+        out: npt.NDArray[np.float32] = self._forward(ids, keep).float().cpu().numpy()
+        return out
 
     def decode(self, token_id: int) -> Logits:
         return self.splice((token_id,))
