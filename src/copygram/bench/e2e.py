@@ -88,7 +88,11 @@ def load_curve(path: str | Path, backend: str) -> dict[int, float] | None:
         kernel = None
     loader = getattr(kernel, "load_kernel_curve", None)
     if callable(loader):
-        curve: dict[int, float] = loader(path, backend)
+        try:
+            curve: dict[int, float] = loader(path, backend)
+        except CopygramError as exc:
+            print(f"kernel curve: {exc}", file=sys.stderr)
+            return None
         return curve
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     table = data.get(backend, data.get("backends", {}).get(backend)) if isinstance(data, dict) \
