@@ -63,6 +63,9 @@ class KernelResult:
     threads: int
     machine: str
     rows: tuple[KernelRow, ...]
+    load_average: tuple[float, float] = (0.0, 0.0)
+    """1-minute load average before and after the run: above the CPU count, other processes
+    competed for the cores and the timings (llama.cpp's above all) are inflated and noisy."""
 
     def curve(self) -> dict[int, float]:
         """The kernel curve ``s(N)``: span length -> speedup of one splice over N decodes."""
@@ -74,7 +77,8 @@ class KernelResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> KernelResult:
         rows = tuple(KernelRow(**row) for row in data["rows"])
-        return cls(**{**data, "rows": rows})
+        load = tuple(data.get("load_average", (0.0, 0.0)))
+        return cls(**{**data, "rows": rows, "load_average": (float(load[0]), float(load[1]))})
 
 
 def _peak_rss_mib() -> float:
@@ -143,6 +147,7 @@ def measure_kernel(
     prompt_tokens: int = PROMPT_TOKENS,
     seed: int = 0,
     model: str = "default",
+    threads: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> KernelResult:
     """Time decode vs splice vs bare call for each N in ``ns``; medians of ``repeats`` runs.
@@ -157,6 +162,7 @@ def measure_kernel(
             f"prompt {prompt_tokens} + N {max(ns)} exceeds the context of "
             f"{backend.context_length}; lower --n or raise n_ctx"
         )
+    load_start = os.getloadavg()[0]
     rng = np.random.default_rng(seed)
     prompt = rng.integers(FIRST_TEXT_ID, backend.vocab_size, prompt_tokens).tolist()
     backend.truncate(0)
@@ -192,9 +198,10 @@ def measure_kernel(
         model=model,
         prompt_tokens=prompt_tokens,
         repeats=repeats,
-        threads=os.cpu_count() or 1,
+        threads=threads or os.cpu_count() or 1,
         machine=f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
         rows=tuple(rows),
+        load_average=(round(load_start, 2), round(os.getloadavg()[0], 2)),
     )
 
 
@@ -240,6 +247,9 @@ the prompt between runs); medians of the repeats. **speedup** = decode / splice 
 s(N) that `copygram bench e2e` reads from `docs/kernel.json`; **overhead** = splice / bare - 1 is
 what copygram adds on top of the stack (target: <= 5%; at small N it is within timing noise).
 Peak RSS is the process's `ru_maxrss` after the row (monotone; includes the loaded model).
+A load average above the CPU count means other processes shared the cores: times are inflated and
+noisy; measure with `--threads 1` then, since spinning thread pools (llama.cpp, OpenMP) stall when
+one of their threads is descheduled, which distorts decode far more than splice.
 
 ![s(N)](kernel.png)
 """
@@ -254,7 +264,9 @@ def render_markdown(results: dict[str, KernelResult]) -> str:
             "`Llama.eval(ids)`" if name == "llamacpp" else "`model(ids, cache, logits_to_keep=1)`"
         )
         parts.append(
-            f"\n## {name}\n\nModel: {r.model}; {r.repeats} repeats; machine: {r.machine}; "
+            f"\n## {name}\n\nModel: {r.model}; {r.repeats} repeats; {r.threads} threads; "
+            f"machine: {r.machine}; load average {r.load_average[0]:.1f} -> "
+            f"{r.load_average[1]:.1f}; "
             f"bare call: {bare}.\n\n"
             "| N | N decodes (ms) | splice (ms) | bare call (ms) | speedup | overhead | "
             "splice tok/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|---|\n"
@@ -272,17 +284,23 @@ def render_plot(results: dict[str, KernelResult], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    for name in sorted(results):
+    for i, name in enumerate(sorted(results)):
         rows = results[name].rows
         ns = [row.n for row in rows]
-        left.plot(ns, [row.speedup for row in rows], marker="o", label=name)
+        colour = f"C{i}"
+        left.plot(ns, [row.speedup for row in rows], marker="o", color=colour, label=name)
         right.plot(
-            ns, [row.decode_s / row.n * 1e3 for row in rows], marker="o", label=f"{name}: decode"
+            ns,
+            [row.decode_s / row.n * 1e3 for row in rows],
+            marker="o",
+            color=colour,
+            label=f"{name}: decode",
         )
         right.plot(
             ns,
             [row.splice_s / row.n * 1e3 for row in rows],
             marker="s",
+            color=colour,
             linestyle="--",
             label=f"{name}: splice",
         )
@@ -340,6 +358,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--n", type=_ns, default=DEFAULT_NS, help="span lengths, e.g. 8,32,128,512")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="default: every CPU")
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS)
     parser.add_argument(
         "--out",
@@ -350,7 +369,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = {"backend": args.backend, "model": args.model, "device": args.device}
+    config: dict[str, object] = {
+        "backend": args.backend,
+        "model": args.model,
+        "device": args.device,
+    }
+    if args.threads:
+        config["n_threads"] = args.threads
     backend = load(config)
     print(
         f"copygram bench kernel: {args.backend}, prompt {args.prompt_tokens} tokens, "
@@ -368,6 +393,7 @@ def run(args: argparse.Namespace) -> int:
         args.repeats,
         prompt_tokens=args.prompt_tokens,
         model=model,
+        threads=args.threads,
         progress=lambda line: print(line, file=sys.stderr),
     )
     results = write_outputs(result, args.out)
