@@ -15,6 +15,7 @@ Generation phase: from the first new token on (llama.cpp), or total minus a one-
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,7 +99,14 @@ def run_llamacpp_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -
         if len(prompt) + max_new > backend.context_length:
             continue
         base_out, base_s = _llama_generate(plain, prompt, max_new, backend.eos_token_ids)
-        peer_out, peer_s = _llama_generate(peer, prompt, max_new, backend.eos_token_ids)
+        try:
+            peer_out, peer_s = _llama_generate(peer, prompt, max_new, backend.eos_token_ids)
+        except ValueError as exc:
+            # llama-cpp-python 0.3.x can overrun its score buffer while verifying a draft.
+            print(f"peer failed on {row.id}: {exc}", file=sys.stderr)
+            peer = llama_cpp.Llama(str(path), draft_model=LlamaPromptLookupDecoding(
+                num_pred_tokens=k), **options)
+            continue
         runs.append(PeerRun("llama.cpp LlamaPromptLookupDecoding", row.id, k, len(base_out),
                             base_s, len(peer_out), peer_s, peer_out == base_out))
     return runs
