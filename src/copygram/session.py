@@ -424,6 +424,7 @@ class EditSession:
         stats.prefill_s = time.perf_counter() - tick
 
         gen_started = time.perf_counter()
+        syntax = get_syntax(self.syntax)
         eos_ids = self._eos_ids()
         context: list[int] = []  # every token after the prompt: program tokens and copies
         pending: int | None = None  # a token already chosen from a verification forward
@@ -443,7 +444,10 @@ class EditSession:
             stats.decoded_tokens += 1
             yield step.token_event(token)
             feed = [token]
+            was_in_text = syntax.in_gen_text(constraint.program_text)
             closed = step.consume(token)
+            if not (was_in_text and syntax.in_gen_text(constraint.program_text)):
+                stats.markup_forwards += 1
             if self.splice_forced and closed is None:
                 for forced_token in step.forced():
                     feed.append(forced_token)

@@ -17,6 +17,7 @@ class RunStats:
     spliced_tokens: int = 0  # copied-content tokens appended by splices
     drafted_tokens: int = 0  # speculative draft tokens accepted
     forwards: int = 0
+    markup_forwards: int = 0  # forwards spent on op markup and line numbers, not on gen text
     copy_ops: int = 0
     gen_ops: int = 0
     copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice

@@ -58,6 +58,13 @@ class Syntax:
     def render(self, program: Program) -> str:
         return "".join(self.render_op(op) for op in program)
 
+    def in_gen_text(self, program_text: str) -> bool:
+        """Whether ``program_text`` ends inside a gen op's text (after its opener).
+
+        Every op literal starts with ``<`` and escaped text never holds one, so the last ``<``
+        starts the op being written."""
+        return program_text.startswith(self.gen_open, program_text.rfind("<"))
+
     def describe(self) -> str:
         """The two ops in this syntax, for the prompt."""
         return (

@@ -18,12 +18,13 @@ DEFAULT_DATA = "../shared/data/edits"
 SUFFIX = ".dev.jsonl"
 DEFAULT_DATASETS: tuple[str, ...] = (
     "humanevalfix_docs_python",
+    "humanevalfix_docs_js",
     "quixbugs_python",
     "editeval_instructcoder",
-    "debugbench_python3",
-    "iterater_human_doc_sentlines",
+    "commits_py_repos",
 )
-"""Five sets spanning code fixes, human instructions and prose, small enough for CPU runs."""
+"""The five sets the measurements report: bug fixes in two languages, human instructions, and
+single-file commits of real repositories (up to 400 lines)."""
 
 
 @dataclass(frozen=True)

@@ -153,10 +153,40 @@ class RowResult:
         return out
 
 
-def run_row(backend: Backend, session: EditSession, row: EditRow, ks: Sequence[int],
-            curve: KernelCurve | None = None, rotate: int = 0) -> RowResult:
-    """All approaches on one row. Copygram first (it prefills its own prompt), then the baseline
-    prompt is prefilled once and the baselines run in an order rotated by ``rotate``."""
+VARIANTS: dict[str, dict[str, object]] = {
+    # EditSession keyword arguments of each copygram variant beside the default one.
+    "paper": {"splice_forced": False, "draft": "off"},  # the method as the paper specifies it
+    "forced": {"draft": "off"},  # + forced markup spliced
+    "compact": {"syntax": "compact"},  # the compact syntax, everything on
+}
+
+
+def variant_name(variant: str) -> str:
+    return COPYGRAM if variant == "default" else f"{COPYGRAM}_{variant}"
+
+
+def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSession]:
+    """The default copygram session and one per extra variant (see :data:`VARIANTS`)."""
+    from copygram.drafting import DraftConfig
+    from copygram.session import EditSession
+
+    sessions = {COPYGRAM: EditSession(backend)}
+    for variant in variants:
+        if variant not in VARIANTS:
+            raise ConfigError(f"unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
+        kwargs = dict(VARIANTS[variant])
+        if kwargs.get("draft") == "off":
+            kwargs["draft"] = DraftConfig(max_tokens=0)
+        sessions[variant_name(variant)] = EditSession(backend, **kwargs)  # type: ignore[arg-type]
+    return sessions
+
+
+def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], row: EditRow,
+            ks: Sequence[int], curve: KernelCurve | None = None, rotate: int = 0) -> RowResult:
+    """All approaches on one row. The copygram sessions first (each prefills its own prompt),
+    then the baseline prompt is prefilled once and the baselines run in an order rotated by
+    ``rotate``. The modelled bound is that of the default copygram session."""
+    sessions = session if isinstance(session, Mapping) else {COPYGRAM: session}
     result = RowResult(row.dataset, row.id)
     target = backend.tokenize(row.after) if row.after else []
     prompt = baseline_prompt(backend, row.before, row.instruction)
@@ -164,15 +194,17 @@ def run_row(backend: Backend, session: EditSession, row: EditRow, ks: Sequence[i
         result.skipped = (f"prompt {len(prompt)} + output {len(target)} tokens exceed n_ctx "
                           f"{backend.context_length}")
         return result
-    try:
-        replay = session.replay(row.before, oracle(row.before, row.after),
-                                instruction=row.instruction, measure_plain=False)
-    except CopygramError as exc:
-        result.skipped = f"copygram replay failed: {exc}"
-        return result
-    result.stats[COPYGRAM] = replay.copygram
+    program = oracle(row.before, row.after)
+    for name, variant in sessions.items():
+        try:
+            replay = variant.replay(row.before, program, instruction=row.instruction,
+                                    measure_plain=False)
+        except CopygramError as exc:
+            result.skipped = f"{name} replay failed: {exc}"
+            return result
+        result.stats[name] = replay.copygram
     if curve is not None:
-        result.bound = bound_terms(replay.copygram, curve)
+        result.bound = bound_terms(result.stats[COPYGRAM], curve)
 
     runners: list[tuple[str, Callable[[], RunStats]]] = [
         (FULL, functools.partial(full_regeneration, backend, target))]
@@ -190,18 +222,22 @@ def run_row(backend: Backend, session: EditSession, row: EditRow, ks: Sequence[i
 # --- summary ------------------------------------------------------------------------------------
 
 
-def approaches(ks: Sequence[int]) -> list[str]:
-    return [FULL, COPYGRAM, *(lookup_name(k) for k in ks)]
+def approaches(ks: Sequence[int], variants: Sequence[str] = ()) -> list[str]:
+    return [FULL, COPYGRAM, *(variant_name(v) for v in variants), *(lookup_name(k) for k in ks)]
 
 
-def summarize(results: Sequence[RowResult], ks: Sequence[int]) -> dict[str, object]:
+def summarize(results: Sequence[RowResult], ks: Sequence[int],
+              variants: Sequence[str] = ()) -> dict[str, object]:
     """One dataset's summary in the ``--json`` layout (see module doc)."""
     done = [r for r in results if not r.skipped]
     summary: dict[str, object] = {}
     full_wall = sum(r.stats[FULL].wall_s for r in done)
-    for name in approaches(ks):
+    for name in approaches(ks, variants):
         wall = sum(r.stats[name].wall_s for r in done)
+        copies = sum(r.stats[name].copy_ops for r in done)
         summary[name] = {
+            "markup_forwards_per_copy": (sum(r.stats[name].markup_forwards for r in done) / copies
+                                         if copies else None),
             "pooled_speedup": full_wall / wall if wall > 0 else None,
             "median_speedup": statistics.median(r.speedup(name) for r in done) if done else None,
             "forwards": sum(r.stats[name].forwards for r in done),
@@ -221,9 +257,10 @@ def summarize(results: Sequence[RowResult], ks: Sequence[int]) -> dict[str, obje
     return summary
 
 
-def summary_table(summaries: Mapping[str, Mapping[str, object]], ks: Sequence[int]) -> str:
+def summary_table(summaries: Mapping[str, Mapping[str, object]], ks: Sequence[int],
+                  variants: Sequence[str] = ()) -> str:
     """Markdown: pooled (median) speedup over full, per dataset and approach."""
-    names = approaches(ks)[1:]
+    names = approaches(ks, variants)[1:]
     lines = ["| dataset | rows | " + " | ".join(names)
              + " | copygram beats lookup | modelled bound |",
              "|" + "---|" * (len(names) + 4)]
@@ -321,6 +358,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="CPU threads (default: the backend's). On a busy machine use 1: "
                              "llama.cpp threads that wait for a core slow decoding ~30x")
     parser.add_argument("--k", default="10,32", help="prompt lookup draft sizes (default 10,32)")
+    parser.add_argument("--variants", default="",
+                        help="extra copygram variants run beside the default one, comma-separated: "
+                             + ", ".join(f"{k} ({v})" for k, v in VARIANTS.items()))
     parser.add_argument("--kernel", default=DEFAULT_KERNEL,
                         help=f"kernel curve JSON for the modelled bound (default {DEFAULT_KERNEL})")
     parser.add_argument("--json", default=None, help="write the per-dataset summary here")
@@ -338,14 +378,14 @@ def run(args: argparse.Namespace) -> int:
         return _run_formats(args, rows)
     ks = _parse_ks(args.k)
     from copygram.backends import load
-    from copygram.session import EditSession
 
     config: dict[str, object] = {"backend": args.backend, "model": args.model,
                                  "n_ctx": args.n_ctx}
     if args.n_threads:
         config["n_threads"] = args.n_threads
     backend = load(config)
-    session = EditSession(backend)
+    variants = [v for v in args.variants.split(",") if v.strip()]
+    sessions = make_sessions(backend, variants)
     curve = load_curve(args.kernel, backend.name)
     if curve is None:
         print(f"no kernel curve for {backend.name} in {args.kernel}: modelled bound omitted",
@@ -362,17 +402,17 @@ def run(args: argparse.Namespace) -> int:
         for dataset, dataset_rows in rows.items():
             results[dataset] = []
             for index, row in enumerate(dataset_rows):
-                result = run_row(backend, session, row, ks, curve, rotate=index)
+                result = run_row(backend, sessions, row, ks, curve, rotate=index)
                 results[dataset].append(result)
                 if rows_file is not None:
                     rows_file.write(json.dumps(result.as_json()) + "\n")
                     rows_file.flush()
                 _progress(result, ks, time.perf_counter() - started)
-            summaries[dataset] = summarize(results[dataset], ks)
+            summaries[dataset] = summarize(results[dataset], ks, variants)
     finally:
         if rows_file is not None:
             rows_file.close()
-    print(summary_table(summaries, ks), end="")
+    print(summary_table(summaries, ks, variants), end="")
     if args.json:
         Path(args.json).write_text(json.dumps(summaries, indent=1) + "\n", encoding="utf-8")
     if args.plots:
@@ -390,7 +430,8 @@ def _progress(result: RowResult, ks: Sequence[int], elapsed: float) -> None:
     if result.skipped:
         text = f"skipped: {result.skipped}"
     else:
-        text = " ".join(f"{name}={result.speedup(name):.2f}x" for name in approaches(ks)[1:])
+        text = " ".join(f"{name}={result.speedup(name):.2f}x" for name in result.stats
+                        if name != FULL)
         text += f" N={result.stats[FULL].output_tokens}"
     print(f"[{elapsed:6.0f}s] {result.dataset} {result.id}: {text}", file=sys.stderr)
 
