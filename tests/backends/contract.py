@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from copygram.backends import Backend
@@ -25,6 +25,10 @@ FIRST_TEXT_ID = 100  # SmolLM2's special tokens sit below this
 TEXT_CHARS = st.characters(
     codec="utf-8", exclude_categories=["Cs", "Cn", "Co", "Cc"], include_characters="\t\n\r"
 )
+
+# The Hypothesis tests live on the mixin and run once per backend class, which Hypothesis flags as
+# "differing executors"; sharing them is the point.
+SHARED = [HealthCheck.too_slow, HealthCheck.differing_executors]
 
 CHAT = [{"role": "user", "content": "Rename x to y in: x = 1"}]
 
@@ -70,7 +74,7 @@ class BackendContract:
         assert backend.detokenize(plain) == "<|im_end|>"
         assert backend.tokenize("x = 1") == backend.tokenize("x") + backend.tokenize(" = 1")
 
-    @settings(max_examples=30, deadline=None)
+    @settings(max_examples=30, deadline=None, suppress_health_check=SHARED)
     @given(text=st.text(TEXT_CHARS, max_size=40))
     def test_detokenize_and_token_bytes_round_trip(self, backend: Backend, text: str) -> None:
         ids = backend.tokenize(text)
@@ -104,7 +108,7 @@ class BackendContract:
     # -- the cache ---------------------------------------------------------------------------
 
     def test_splice_equals_stepwise_decode(self, backend: Backend) -> None:
-        @settings(max_examples=self.examples, deadline=None)
+        @settings(max_examples=self.examples, deadline=None, suppress_health_check=SHARED)
         @given(prefix=token_lists(backend.vocab_size, 40), span=token_lists(backend.vocab_size, 24))
         def check(prefix: list[int], span: list[int]) -> None:
             backend.truncate(0)
