@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -160,7 +160,7 @@ class _ByteTokenizer:
     eos_token_id = EOS
     bos_token_id = None
     tokens = [bytes([i]) for i in range(256)] + [b"\xff<eos>"]
-    special_token_ids = [EOS]
+    special_token_ids: ClassVar[list[int]] = [EOS]
 
     def __call__(self, text: bytes) -> list[int]:
         return list(text)

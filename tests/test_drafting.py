@@ -1,0 +1,109 @@
+"""Drafter.propose: the tag hypotheses and the lookup in gen text, on a byte tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from copygram.drafting import Draft, DraftConfig, Drafter
+from copygram.errors import ConfigError
+from copygram.lines import split_lines
+from copygram.types import LineRange
+
+DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\nif a < b & c:\n    pass\n"
+LINES = split_lines(DOCUMENT)
+N = len(LINES)  # 7
+
+
+def tokenize(text: str) -> list[int]:
+    return list(text.encode("utf-8"))
+
+
+def drafter(**config: int | bool) -> Drafter:
+    return Drafter(LINES, tokenize, DraftConfig(**{"max_tokens": 64, **config}))  # type: ignore[arg-type]
+
+
+def text_of(draft: Draft | None) -> str:
+    assert draft is not None
+    return bytes(draft.tokens).decode("utf-8")
+
+
+def test_at_the_start_proposes_copying_the_whole_document() -> None:
+    draft = drafter().propose("", [])
+    assert text_of(draft) == f'<copy lines="1-{N}"/>'
+    assert draft is not None and draft.closes == LineRange(1, N)
+
+
+def test_a_long_tag_is_cut_to_max_tokens_and_closes_nothing() -> None:
+    draft = drafter(max_tokens=5).propose("", [])
+    assert text_of(draft) == "<copy"
+    assert draft is not None and draft.closes is None
+
+
+def test_completes_a_partial_copy_tag() -> None:
+    program = '<copy lines="1-'
+    draft = drafter().propose(program, tokenize(program))
+    assert text_of(draft) == f'{N}"/>'
+    assert draft is not None and draft.closes == LineRange(1, N)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_after_a_one_line_gen_following_copy_1_k_proposes_a_copy_from_k_plus_2(k: int) -> None:
+    program = f'<copy lines="1-{k}"/><gen>    return x * 2\n</gen>'
+    draft = drafter().propose(program, tokenize(program))
+    assert text_of(draft) == f'<copy lines="{k + 2}-{N}"/>'
+    assert draft is not None and draft.closes == LineRange(k + 2, N)
+
+
+def test_a_gen_of_two_lines_skips_two() -> None:
+    program = '<copy lines="1-1"/><gen>a\nb\n</gen>'
+    draft = drafter().propose(program, tokenize(program))
+    assert draft is not None and draft.closes == LineRange(4, N)
+
+
+def test_after_a_copy_proposes_a_gen_rewriting_the_next_line() -> None:
+    program = '<copy lines="1-5"/>'
+    draft = drafter().propose(program, tokenize(program))
+    assert text_of(draft) == "<gen>if a &lt; b &amp; c:\n"  # escaped, as gen text is written
+    assert draft is not None and draft.closes is None
+
+
+def test_inside_a_gen_lookup_proposes_the_rest_of_the_old_line() -> None:
+    program = '<copy lines="1-1"/><gen>    return x'
+    context = tokenize('<copy lines="1-1"/>' + LINES[0] + "<gen>    return x")
+    assert text_of(drafter().propose(program, context)).startswith(" + 1\n")
+
+
+def test_lookup_follows_the_escaped_document() -> None:
+    program = '<copy lines="1-5"/><gen>if a'
+    context = tokenize('<copy lines="1-5"/>' + "".join(LINES[:5]) + "<gen>if a")
+    assert text_of(drafter().propose(program, context)).startswith(" &lt; b &amp; c:\n")
+
+
+def test_nothing_to_propose() -> None:
+    everything = f'<copy lines="1-{N}"/>'
+    assert drafter().propose(everything, tokenize(everything)) is None  # the document is used up
+    assert drafter(gen=False).propose('<copy lines="1-2"/>', []) is None
+    assert drafter(tags=False).propose("", []) is None
+    unknown = '<gen>zzzz'
+    assert drafter().propose(unknown, tokenize(unknown)) is None  # no n-gram of it in the document
+
+
+def test_max_tokens_zero_disables_drafting() -> None:
+    d = Drafter(LINES, tokenize, DraftConfig(max_tokens=0))
+    assert d.propose("", []) is None
+    assert d.propose('<copy lines="1-1"/><gen>    return', tokenize("    return")) is None
+
+
+def test_rolled_back_program_is_reparsed() -> None:
+    d = drafter()
+    long = '<copy lines="1-3"/><gen>x\n</gen>'
+    assert d.propose(long, tokenize(long)) is not None
+    draft = d.propose("", [])
+    assert draft is not None and draft.closes == LineRange(1, N)
+
+
+def test_bad_config() -> None:
+    with pytest.raises(ConfigError):
+        DraftConfig(max_tokens=-1)
+    with pytest.raises(ConfigError):
+        DraftConfig(max_ngram=0)
