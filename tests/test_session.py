@@ -36,7 +36,7 @@ def test_edit_emits_the_program_and_splices_exactly_the_copied_lines(draft: Draf
     assert isinstance(backend, ScriptedBackend)
     # The cache holds the program with each copy's lines right after its tag, nothing else.
     prompt_len = len(backend.calls[0].ids)
-    assert backend.cached[prompt_len:] == list(program_in_context(PROGRAM, DOCUMENT).encode())
+    assert backend.cached_ids[prompt_len:] == list(program_in_context(PROGRAM, DOCUMENT).encode())
     lines = split_lines(DOCUMENT)
     contents = ["".join(lines[op.start - 1 : op.end]).encode() for op in PROGRAM.copies()]
     stats = result.stats
@@ -87,7 +87,7 @@ def test_edit_and_replay_reproduce_any_program(data: st.DataObject, document: st
     backend = session.backend
     assert isinstance(backend, ScriptedBackend)
     prompt_len = len(backend.calls[0].ids)
-    assert backend.cached[prompt_len:] == list(program_in_context(program, document).encode())
+    assert backend.cached_ids[prompt_len:] == list(program_in_context(program, document).encode())
     replay = session.replay(document, program)
     assert replay.text == result.text
     assert replay.copygram.forwards == result.stats.forwards
@@ -136,7 +136,19 @@ def test_compact_syntax_runs_the_same_loop(draft: DraftConfig) -> None:
     result = session.edit(DOCUMENT, "x")
     assert result.program == PROGRAM and result.program_text == PROGRAM.render("compact")
     prompt_len = len(backend.calls[0].ids)
-    assert backend.cached[prompt_len:] == list(
+    assert backend.cached_ids[prompt_len:] == list(
         program_in_context(PROGRAM, DOCUMENT, "compact").encode())
     lines_run = session_for(DOCUMENT, PROGRAM, draft=draft).edit(DOCUMENT, "x")
     assert result.stats.program_tokens < lines_run.stats.program_tokens
+
+
+def test_second_edit_reuses_the_cached_prompt_prefix() -> None:
+    session = session_for(DOCUMENT, PROGRAM)
+    first = session.edit(DOCUMENT, "fix it")
+    backend = session.backend
+    assert isinstance(backend, ScriptedBackend)
+    calls_before = len(backend.calls)
+    second = session.edit(DOCUMENT, "fix it")
+    prefill = backend.calls[calls_before]
+    assert len(prefill.ids) == 1  # only the last prompt token is spliced again
+    assert second.program == first.program and second.stats.prompt_tokens == first.stats.prompt_tokens

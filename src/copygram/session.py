@@ -418,9 +418,8 @@ class EditSession:
         stats.constraint_s += time.perf_counter() - started
         stats.prompt_tokens = len(prompt_ids)
 
-        backend.truncate(0)
         tick = time.perf_counter()
-        logits = backend.splice(prompt_ids)
+        logits = self._prefill(prompt_ids)
         stats.prefill_s = time.perf_counter() - tick
 
         gen_started = time.perf_counter()
@@ -502,6 +501,18 @@ class EditSession:
         stats.wall_s = time.perf_counter() - gen_started
         yield DoneEvent(EditResult(text=text, program=program, program_text=program_text,
                                    stats=stats))
+
+    def _prefill(self, prompt_ids: list[int]) -> Logits:
+        """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
+        message and worked example are the same for every edit)."""
+        backend = self.backend
+        cached = backend.cached_ids
+        common = 0
+        limit = min(len(cached), len(prompt_ids) - 1)  # splice at least one token for logits
+        while common < limit and cached[common] == prompt_ids[common]:
+            common += 1
+        backend.truncate(common)
+        return backend.splice(prompt_ids[common:])
 
     def _check_room(self, ids: Sequence[int], constraint: Constraint) -> None:
         if self.backend.n_tokens + len(ids) > self.backend.context_length:

@@ -170,6 +170,17 @@ class BackendContract:
         self.assert_same(after_rewind, fresh)
         self.assert_same(then, backend.decode(c[0]))
 
+    def test_cached_ids_track_splices_decodes_and_truncation(self, backend: Backend) -> None:
+        rng = np.random.default_rng(4)
+        a, b = (rng.integers(FIRST_TEXT_ID, backend.vocab_size, n).tolist() for n in (12, 5))
+        backend.truncate(0)
+        backend.splice(a)
+        backend.decode(b[0])
+        backend.splice_all(b[1:], rows=[0])
+        assert backend.cached_ids == a + b
+        backend.truncate(7)
+        assert backend.cached_ids == a[:7] and backend.n_tokens == 7
+
     def test_chunked_splices_equal_one_splice(self, backend: Backend) -> None:
         rng = np.random.default_rng(3)
         ids = rng.integers(FIRST_TEXT_ID, backend.vocab_size, 48).tolist()

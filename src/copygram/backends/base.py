@@ -43,6 +43,11 @@ class Backend(Protocol):
     @property
     def n_tokens(self) -> int: ...
 
+    @property
+    def cached_ids(self) -> list[int]:
+        """The token ids in the cache, oldest first (a copy; for reusing a cached prefix)."""
+        ...
+
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:
         """Token ids of ``text`` with no BOS added; ``special`` parses special-token text."""
         ...

@@ -157,6 +157,11 @@ class LlamaCppBackend:
     def n_tokens(self) -> int:
         return self._n
 
+    @property
+    def cached_ids(self) -> list[int]:
+        """The token ids in the KV cache (a copy)."""
+        return [int(i) for i in self.llm.input_ids[: self._n]]
+
     # -- tokenizer -----------------------------------------------------------------------------
 
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:

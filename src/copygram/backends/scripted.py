@@ -57,6 +57,7 @@ class ScriptedBackend:
                 self._copies[len(self._program_bytes)] = content
         self._cache: list[int] = []
         self._prompt_len = 0
+        self._in_prompt = True  # the next append completes the prompt
 
     # -- vocabulary ---------------------------------------------------------------------------
 
@@ -73,7 +74,7 @@ class ScriptedBackend:
         return frozenset({EOS})
 
     @property
-    def cached(self) -> list[int]:
+    def cached_ids(self) -> list[int]:
         """A copy of the token ids in the cache."""
         return list(self._cache)
 
@@ -121,8 +122,8 @@ class ScriptedBackend:
         return logits
 
     def _append(self, kind: str, ids: Sequence[int]) -> None:
-        if not self._cache:
-            self._prompt_len = len(ids)
+        if self._in_prompt:
+            self._prompt_len, self._in_prompt = len(self._cache) + len(ids), False
         self.calls.append(Call(kind, tuple(ids)))
         self._cache.extend(ids)
         if len(self._cache) > self.context_length:
@@ -150,8 +151,8 @@ class ScriptedBackend:
 
     def truncate(self, n_tokens: int) -> None:
         del self._cache[n_tokens:]
-        if not self._cache:
-            self._prompt_len = 0
+        if n_tokens < self._prompt_len:
+            self._in_prompt = True
 
 
 class _ByteTokenizer:

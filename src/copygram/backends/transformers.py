@@ -121,6 +121,7 @@ class TransformersBackend:
         self._n_vocab = int(self.model.get_output_embeddings().weight.shape[0])
         self.cache: Any = DynamicCache(config=self.model.config)
         self._n = 0
+        self._ids: list[int] = []  # the token ids in the cache, for prefix reuse
         self._eos_ids = self._find_eos_ids()
         self._ll_tokenizer: llguidance.LLTokenizer | None = None
         self._token_bytes: list[bytes] | None = None
@@ -146,6 +147,11 @@ class TransformersBackend:
     @property
     def n_tokens(self) -> int:
         return self._n
+
+    @property
+    def cached_ids(self) -> list[int]:
+        """The token ids in the KV cache (a copy)."""
+        return list(self._ids)
 
     # -- tokenizer -----------------------------------------------------------------------------
 
@@ -234,6 +240,7 @@ class TransformersBackend:
                 "cleared: splice the prompt again (a shorter span or a smaller n_ctx may help)"
             ) from exc
         self._n += len(ids)
+        self._ids.extend(int(i) for i in ids)
         return out.logits[0]
 
     def splice(self, ids: Sequence[int]) -> Logits:
@@ -262,3 +269,4 @@ class TransformersBackend:
         elif n < self._n:
             self.cache.crop(n - self._n)  # transformers 5 takes the (negative) count to drop
         self._n = n
+        del self._ids[n:]
