@@ -107,3 +107,20 @@ def test_bad_config() -> None:
         DraftConfig(max_tokens=-1)
     with pytest.raises(ConfigError):
         DraftConfig(max_ngram=0)
+
+
+def test_draft_length_follows_the_cost_of_batching_and_the_acceptance_rate() -> None:
+    from copygram.drafting import DraftLength
+
+    cheap_batch, dear_batch = DraftLength(10), DraftLength(10)
+    for lengths, extra in ((cheap_batch, 0.005), (dear_batch, 0.040)):
+        lengths.observe_forward(1, 0.010)  # a decode step: 10 ms
+        lengths.observe_forward(11, 0.010 + extra)  # 10 more tokens in one forward
+    # Prior acceptance 1/2: worth drafting while 10 ms * 0.5**k > the extra cost per token.
+    assert cheap_batch.length("tag") == 4  # 0.5 ms per extra token: 10 * 0.5**4 > 0.5
+    assert dear_batch.length("tag") == 1  # 4 ms per extra token: 10 * 0.5**2 < 4
+    for _ in range(50):
+        dear_batch.observe_draft("lookup", proposed=10, accepted=10)
+    assert dear_batch.length("lookup") > dear_batch.length("tag")
+    fresh = DraftLength(7)
+    assert fresh.length("tag") == 7  # no timings yet: one full draft to measure

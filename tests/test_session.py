@@ -19,14 +19,19 @@ DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\r\nend"
 PROGRAM = Program([Copy(1, 1), Gen("    return x + 2\n"), Copy(3, 6), Gen("# done\n"), Copy(2, 2)])
 
 
+FIXED = DraftConfig(adaptive=False)  # draft lengths independent of timings: reproducible counts
+
+
 def session_for(document: str, program: Program, **kwargs: object) -> EditSession:
+    kwargs.setdefault("draft", FIXED)
     return EditSession(ScriptedBackend(document, program), **kwargs)  # type: ignore[arg-type]
 
 
 NO_DRAFT = DraftConfig(max_tokens=0)
 
 
-@pytest.mark.parametrize("draft", [NO_DRAFT, DraftConfig()], ids=["plain", "drafted"])
+@pytest.mark.parametrize("draft", [NO_DRAFT, FIXED, DraftConfig()],
+                         ids=["plain", "drafted", "adaptive"])
 def test_edit_emits_the_program_and_splices_exactly_the_copied_lines(draft: DraftConfig) -> None:
     session = session_for(DOCUMENT, PROGRAM, draft=draft)
     result = session.edit(DOCUMENT, "fix it")
@@ -129,7 +134,7 @@ def test_scripted_model_loses_track_when_fed_wrong_tokens() -> None:
     assert EOS == backend.eos_token_id
 
 
-@pytest.mark.parametrize("draft", [NO_DRAFT, DraftConfig()], ids=["plain", "drafted"])
+@pytest.mark.parametrize("draft", [NO_DRAFT, FIXED], ids=["plain", "drafted"])
 def test_compact_syntax_runs_the_same_loop(draft: DraftConfig) -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM, syntax="compact")
     session = EditSession(backend, syntax="compact", draft=draft)  # type: ignore[arg-type]

@@ -33,12 +33,16 @@ from copygram.types import LineRange
 @dataclass(frozen=True)
 class DraftConfig:
     """``max_tokens`` program tokens per draft (0 disables drafting); n-grams up to ``max_ngram``
-    for lookup in gen text; ``tags`` / ``gen`` switch the two sources."""
+    for lookup in gen text; ``tags`` / ``gen`` switch the two sources.
+
+    ``adaptive``: size each draft for speed (see :class:`DraftLength`); otherwise use
+    ``max_tokens``, shrunk after rejections as transformers' assisted generation does."""
 
     max_tokens: int = 10
     max_ngram: int = 3
     tags: bool = True
     gen: bool = True
+    adaptive: bool = True
 
     def __post_init__(self) -> None:
         if self.max_tokens < 0 or self.max_ngram < 1:
@@ -47,17 +51,69 @@ class DraftConfig:
 
 @dataclass(frozen=True)
 class Draft:
-    """Program tokens to verify; if the last one closes a copy, ``closes`` names its lines."""
+    """Program tokens to verify; if the last one closes a copy, ``closes`` names its lines.
+
+    ``with_content``: append the copied lines to the same forward (worth it only when the model
+    has already agreed with part of the end line: a rejected draft wastes the whole copy).
+    ``source`` names the hypothesis, for the adaptive draft length."""
 
     tokens: list[int]
     closes: LineRange | None = None
+    with_content: bool = False
+    source: str = "tag"
+
+
+class DraftLength:
+    """Chooses how many tokens to draft, from what drafting has cost and earned so far.
+
+    A draft token is worth verifying when the decode step it saves, times the chance that it is
+    accepted, exceeds what one more token adds to the verifying forward. With ``t`` the time of a
+    one-token decode, ``c`` the marginal time per extra token of a batched forward and ``p`` a
+    source's per-token acceptance rate, the ``k``-th token pays while ``t * p**k > c``: on a stack
+    whose batched forward is barely cheaper per token than decoding (llama.cpp on a CPU, ``c/t``
+    about 0.4) drafts stay short unless they are usually right; where batching is nearly free
+    (transformers, ``c/t`` about 0.05) they grow to ``max_tokens``. Estimates are running means
+    with a weak prior, so the first drafts are probes.
+    """
+
+    def __init__(self, max_tokens: int) -> None:
+        self.max_tokens = max_tokens
+        self._decode = [0.0, 0]  # total seconds, count of one-token forwards
+        self._extra = [0.0, 0]  # total seconds over a decode, count of extra tokens
+        self._accepted: dict[str, list[int]] = {}  # source -> [accepted, rejected]
+
+    def observe_forward(self, n_tokens: int, seconds: float) -> None:
+        if n_tokens == 1:
+            self._decode[0] += seconds
+            self._decode[1] += 1
+        elif self._decode[1]:
+            self._extra[0] += max(seconds - self._decode[0] / self._decode[1], 0.0)
+            self._extra[1] += n_tokens - 1
+
+    def observe_draft(self, source: str, proposed: int, accepted: int) -> None:
+        counts = self._accepted.setdefault(source, [1, 1])
+        counts[0] += accepted
+        counts[1] += accepted < proposed
+
+    def length(self, source: str) -> int:
+        if not self._decode[1] or not self._extra[1]:
+            return self.max_tokens  # no timings yet: draft fully once to measure
+        decode = self._decode[0] / self._decode[1]
+        extra = self._extra[0] / self._extra[1]
+        accepted, rejected = self._accepted.get(source, [1, 1])
+        p = accepted / (accepted + rejected)
+        k = 0
+        while k < self.max_tokens and decode * p ** (k + 1) > extra:
+            k += 1
+        return max(k, 1)  # keep probing with one token so the estimates stay current
 
 
 class Drafter:
     """Drafts for one edit of one document, in ``syntax``."""
 
     def __init__(self, document_lines: Sequence[str], tokenize: Callable[[str], list[int]],
-                 config: DraftConfig, syntax: str = "lines") -> None:
+                 config: DraftConfig, syntax: str = "lines",
+                 lengths: DraftLength | None = None) -> None:
         self.config = config
         self._syntax = s = get_syntax(syntax)
         copy_open, sep = re.escape(s.copy_open), re.escape(s.copy_sep)
@@ -84,6 +140,9 @@ class Drafter:
                 key = tuple(self._doc_tokens[start : start + size])
                 self._ngrams.setdefault(key, []).append(start)
         self._text_cache: dict[str, list[int]] = {}
+        self._k: dict[str, int] = {}  # draft length per source, without ``adaptive``
+        # Shared across the edits of a session: the backend's costs do not change between them.
+        self.lengths = (lengths or DraftLength(config.max_tokens)) if config.adaptive else None
         # Parsed complete ops: (end offset in program text, cursor, generated lines since copy).
         self._parsed_upto = 0
         self._cursor = 0
@@ -133,11 +192,11 @@ class Drafter:
             if not self.config.gen:
                 return None
             text = self._syntax.gen_open + escape_gen_text(self._lines[self._cursor])
-            return Draft(self._tokens(text)[: self.config.max_tokens])
+            return Draft(self._tokens(text)[: self._limit("next")], source="next")
         hypothesis = self._syntax.render_copy(start, self._n)
         closes = LineRange(start, self._n)
+        match = self._partial_copy.match(partial)
         if not hypothesis.startswith(partial):
-            match = self._partial_copy.match(partial)
             if match is None or not str(self._n).startswith(match.group(2)):
                 return None
             begin = int(match.group(1))
@@ -148,9 +207,29 @@ class Drafter:
         tokens = self._tokens(hypothesis[len(partial) :])
         if not tokens:
             return None
-        if len(tokens) > self.config.max_tokens:
-            return Draft(tokens[: self.config.max_tokens])
-        return Draft(tokens, closes)
+        limit = self._limit("tag")
+        if len(tokens) > limit:
+            return Draft(tokens[:limit])
+        return Draft(tokens, closes, with_content=bool(match and match.group(2)))
+
+    def _limit(self, source: str) -> int:
+        if self.lengths is not None:
+            return self.lengths.length(source)
+        return self._k.get(source, self.config.max_tokens)
+
+    def feedback(self, draft: Draft, accepted: int) -> None:
+        """Learn from a verified draft. Without ``adaptive``: +2 tokens after a fully accepted
+        draft, -1 otherwise, as transformers' assisted generation does."""
+        if self.lengths is not None:
+            self.lengths.observe_draft(draft.source, len(draft.tokens), accepted)
+            return
+        k = self._limit(draft.source)
+        k = k + 2 if accepted == len(draft.tokens) else k - 1
+        self._k[draft.source] = max(1, min(self.config.max_tokens, k))
+
+    def observe_forward(self, n_tokens: int, seconds: float) -> None:
+        if self.lengths is not None:
+            self.lengths.observe_forward(n_tokens, seconds)
 
     def _lookup(self, context: Sequence[int]) -> Draft | None:
         # Prefer the match nearest after the line the gen is most likely rewriting.
@@ -161,7 +240,7 @@ class Drafter:
                 continue
             at = bisect_left(starts, preferred - size)
             start = starts[at] if at < len(starts) else starts[0]
-            follow = self._doc_tokens[start + size : start + size + self.config.max_tokens]
+            follow = self._doc_tokens[start + size : start + size + self._limit("lookup")]
             if follow:
-                return Draft(list(follow))
+                return Draft(list(follow), source="lookup")
         return None

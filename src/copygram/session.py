@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from copygram.drafting import DraftConfig, Drafter
+from copygram.drafting import DraftConfig, Drafter, DraftLength
 from copygram.errors import ConfigError, DocumentError, GenerationError
 from copygram.lines import split_lines
 from copygram.program import Program
@@ -201,6 +201,7 @@ class _Step:
                  policy: Policy) -> None:
         self.backend, self.constraint, self.lines, self.policy = backend, constraint, lines, policy
         self.stats = RunStats()
+        self.drafter: Drafter | None = None
         self._token_bytes = backend.token_bytes()
         self._copy_cache: dict[tuple[int, int], list[int]] = {}
 
@@ -249,6 +250,8 @@ class _Step:
         tick = time.perf_counter()
         logits = self.backend.decode(ids[0]) if len(ids) == 1 else self.backend.splice(ids)
         elapsed = time.perf_counter() - tick
+        if self.drafter is not None:
+            self.drafter.observe_forward(len(ids), elapsed)
         if len(ids) == 1:
             self.stats.decode_s += elapsed
         else:
@@ -259,7 +262,10 @@ class _Step:
     def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
         tick = time.perf_counter()
         logits = self.backend.splice_all(ids, rows=rows)
-        self.stats.splice_s += time.perf_counter() - tick
+        elapsed = time.perf_counter() - tick
+        if self.drafter is not None:
+            self.drafter.observe_forward(len(ids), elapsed)
+        self.stats.splice_s += elapsed
         self.stats.forwards += 1
         return logits
 
@@ -297,6 +303,7 @@ class EditSession:
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
         self.draft = draft or DraftConfig()
+        self._draft_lengths = DraftLength(self.draft.max_tokens)
         self._token_bytes: list[bytes] | None = None
 
     @classmethod
@@ -413,8 +420,9 @@ class EditSession:
         constraint = compile_constraint(document, backend, engine=self.engine, syntax=self.syntax)
         step = _Step(backend, constraint, lines, policy)
         stats = step.stats
-        drafter = (Drafter(lines, backend.tokenize, self.draft, self.syntax)
+        drafter = (Drafter(lines, backend.tokenize, self.draft, self.syntax, self._draft_lengths)
                    if self.draft.max_tokens else None)
+        step.drafter = drafter
         stats.constraint_s += time.perf_counter() - started
         stats.prompt_tokens = len(prompt_ids)
 
@@ -467,7 +475,7 @@ class EditSession:
             # Verify the draft in the same forward that appends the feed: logits before each
             # draft token, and after the last one (or after the copy it closes).
             copy_ids = step.copy_tokens(draft.closes) if draft.closes else []
-            ids = feed + draft.tokens + copy_ids
+            ids = feed + draft.tokens + (copy_ids if draft.with_content else [])
             self._check_room(ids, constraint)
             rows = [len(feed) - 1 + t for t in range(len(draft.tokens))] + [len(ids) - 1]
             base = backend.n_tokens
@@ -485,13 +493,20 @@ class EditSession:
                 if closed is not None:
                     assert closed == draft.closes and t == len(draft.tokens) - 1
                     yield step.add_copy(closed, copy_ids, counted_in_feed=False)
-            if pending is None:
-                logits = verified[-1]
-                context += ids
-            else:
+            assert drafter is not None
+            drafter.feedback(draft, accepted)
+            if pending is not None:
                 keep = len(feed) + accepted
                 backend.truncate(base + keep)
                 context += ids[:keep]
+            elif draft.closes and not draft.with_content:
+                context += ids
+                self._check_room(copy_ids, constraint)
+                logits = step.forward(copy_ids)
+                context += copy_ids
+            else:
+                logits = verified[-1]
+                context += ids
 
         program_text = constraint.program_text
         program = parse(program_text, self.syntax)
