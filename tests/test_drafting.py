@@ -124,3 +124,7 @@ def test_draft_length_follows_the_cost_of_batching_and_the_acceptance_rate() -> 
     assert dear_batch.length("lookup") > dear_batch.length("tag")
     fresh = DraftLength(7)
     assert fresh.length("tag") == 7  # no timings yet: one full draft to measure
+    for _ in range(100):
+        dear_batch.observe_draft("gen", proposed=1, accepted=0)
+    lengths = [dear_batch.length("gen") for _ in range(4 * DraftLength.PROBE_EVERY)]
+    assert lengths.count(1) == 4 and set(lengths) == {0, 1}  # rare one-token probes

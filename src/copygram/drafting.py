@@ -76,11 +76,14 @@ class DraftLength:
     with a weak prior, so the first drafts are probes.
     """
 
+    PROBE_EVERY = 8
+
     def __init__(self, max_tokens: int) -> None:
         self.max_tokens = max_tokens
         self._decode = [0.0, 0]  # total seconds, count of one-token forwards
         self._extra = [0.0, 0]  # total seconds over a decode, count of extra tokens
         self._accepted: dict[str, list[int]] = {}  # source -> [accepted, rejected]
+        self._skipped: dict[str, int] = {}
 
     def observe_forward(self, n_tokens: int, seconds: float) -> None:
         if n_tokens == 1:
@@ -105,7 +108,12 @@ class DraftLength:
         k = 0
         while k < self.max_tokens and decode * p ** (k + 1) > extra:
             k += 1
-        return max(k, 1)  # keep probing with one token so the estimates stay current
+        if k == 0:
+            # Not worth it now; still probe with one token now and then, so that a source whose
+            # drafts start to match (a long unchanged stretch of a rewritten line) is noticed.
+            self._skipped[source] = self._skipped.get(source, 0) + 1
+            k = 1 if self._skipped[source] % self.PROBE_EVERY == 0 else 0
+        return k
 
 
 class Drafter:
@@ -192,7 +200,8 @@ class Drafter:
             if not self.config.gen:
                 return None
             text = self._syntax.gen_open + escape_gen_text(self._lines[self._cursor])
-            return Draft(self._tokens(text)[: self._limit("next")], source="next")
+            limit = self._limit("next")
+            return Draft(self._tokens(text)[:limit], source="next") if limit else None
         hypothesis = self._syntax.render_copy(start, self._n)
         closes = LineRange(start, self._n)
         match = self._partial_copy.match(partial)
@@ -208,6 +217,8 @@ class Drafter:
         if not tokens:
             return None
         limit = self._limit("tag")
+        if limit == 0:
+            return None
         if len(tokens) > limit:
             return Draft(tokens[:limit])
         return Draft(tokens, closes, with_content=bool(match and match.group(2)))
@@ -232,6 +243,9 @@ class Drafter:
             self.lengths.observe_forward(n_tokens, seconds)
 
     def _lookup(self, context: Sequence[int]) -> Draft | None:
+        limit = self._limit("lookup")
+        if limit == 0:
+            return None
         # Prefer the match nearest after the line the gen is most likely rewriting.
         preferred = self._line_start[min(self._cursor + max(self._generated, 0), self._n)]
         for size in range(min(self.config.max_ngram, len(context)), 0, -1):
@@ -240,7 +254,7 @@ class Drafter:
                 continue
             at = bisect_left(starts, preferred - size)
             start = starts[at] if at < len(starts) else starts[0]
-            follow = self._doc_tokens[start + size : start + size + self._limit("lookup")]
+            follow = self._doc_tokens[start + size : start + size + limit]
             if follow:
                 return Draft(list(follow), source="lookup")
         return None

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING
 from copygram.bench.baselines import full_regeneration, prompt_lookup
 from copygram.bench.data import EditRow, add_data_arguments, rows_from_args
 from copygram.errors import ConfigError, CopygramError
-from copygram.oracle import oracle
+from copygram.oracle import CharCost, TokenCost, oracle
+from copygram.program import Program
 from copygram.stats import RunStats
 
 if TYPE_CHECKING:
@@ -154,10 +155,12 @@ class RowResult:
 
 
 VARIANTS: dict[str, dict[str, object]] = {
-    # EditSession keyword arguments of each copygram variant beside the default one.
-    "paper": {"splice_forced": False, "draft": "off"},  # the method as the paper specifies it
-    "forced": {"draft": "off"},  # + forced markup spliced
-    "compact": {"syntax": "compact"},  # the compact syntax, everything on
+    # EditSession keyword arguments of each copygram variant beside the default one; "oracle"
+    # picks the program: "tokens" (TokenCost, the default's) or "chars" (CharCost).
+    "paper": {"splice_forced": False, "draft": "off", "oracle": "chars"},  # as the paper has it
+    "forced": {"draft": "off", "oracle": "chars"},  # + forced markup spliced
+    "drafts": {"oracle": "chars"},  # + speculative drafts, still the character oracle
+    "compact": {"syntax": "compact"},  # everything, in the compact syntax
 }
 
 
@@ -174,11 +177,17 @@ def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSe
     for variant in variants:
         if variant not in VARIANTS:
             raise ConfigError(f"unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
-        kwargs = dict(VARIANTS[variant])
+        kwargs = {k: v for k, v in VARIANTS[variant].items() if k != "oracle"}
         if kwargs.get("draft") == "off":
             kwargs["draft"] = DraftConfig(max_tokens=0)
         sessions[variant_name(variant)] = EditSession(backend, **kwargs)  # type: ignore[arg-type]
     return sessions
+
+
+def oracle_kind(name: str) -> str:
+    """Which oracle the session called ``name`` replays: "tokens" or "chars"."""
+    variant = name.removeprefix(f"{COPYGRAM}_") if name != COPYGRAM else "default"
+    return str(VARIANTS.get(variant, {}).get("oracle", "tokens"))
 
 
 def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], row: EditRow,
@@ -194,10 +203,15 @@ def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], 
         result.skipped = (f"prompt {len(prompt)} + output {len(target)} tokens exceed n_ctx "
                           f"{backend.context_length}")
         return result
-    program = oracle(row.before, row.after)
+    programs: dict[tuple[str, str], Program] = {}
     for name, variant in sessions.items():
+        key = (oracle_kind(name), variant.syntax)
+        if key not in programs:
+            cost = (TokenCost(backend.tokenize, variant.syntax) if key[0] == "tokens"
+                    else CharCost(variant.syntax))
+            programs[key] = oracle(row.before, row.after, cost=cost)
         try:
-            replay = variant.replay(row.before, program, instruction=row.instruction,
+            replay = variant.replay(row.before, programs[key], instruction=row.instruction,
                                     measure_plain=False)
         except CopygramError as exc:
             result.skipped = f"{name} replay failed: {exc}"
