@@ -257,6 +257,7 @@ class _Step:
         else:
             self.stats.splice_s += elapsed
         self.stats.forwards += 1
+        self.stats.forward_tokens.append(len(ids))
         return logits
 
     def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
@@ -266,6 +267,7 @@ class _Step:
         if self.drafter is not None:
             self.drafter.observe_forward(len(ids), elapsed)
         self.stats.splice_s += elapsed
+        self.stats.forward_tokens.append(len(ids))
         self.stats.forwards += 1
         return logits
 

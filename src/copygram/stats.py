@@ -21,6 +21,7 @@ class RunStats:
     copy_ops: int = 0
     gen_ops: int = 0
     copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice
+    forward_tokens: list[int] = field(default_factory=list)  # tokens appended by each forward
     prefill_s: float = 0.0
     decode_s: float = 0.0
     splice_s: float = 0.0

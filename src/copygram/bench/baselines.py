@@ -125,6 +125,7 @@ class _Feeder:
             self.backend.splice_all(ids)
             self.stats.splice_s += time.perf_counter() - start
         self.stats.forwards += 1
+        self.stats.forward_tokens.append(len(ids))
 
 
 def _teacher_forced(backend: Backend, target_ids: Sequence[int],
