@@ -70,10 +70,10 @@ class DraftLength:
     accepted, exceeds what one more token adds to the verifying forward. With ``t`` the time of a
     one-token decode, ``c`` the marginal time per extra token of a batched forward and ``p`` a
     source's per-token acceptance rate, the ``k``-th token pays while ``t * p**k > c``: on a stack
-    whose batched forward is barely cheaper per token than decoding (llama.cpp on a CPU, ``c/t``
-    about 0.4) drafts stay short unless they are usually right; where batching is nearly free
-    (transformers, ``c/t`` about 0.05) they grow to ``max_tokens``. Estimates are running means
-    with a weak prior, so the first drafts are probes.
+    whose small batches are barely cheaper per token than decoding (llama.cpp Q4_1 on a CPU,
+    ``c/t`` about 0.8) drafts are made only when they are usually right; where batching is nearly
+    free (transformers, ``c/t`` about 0.05) they grow to ``max_tokens``. Estimates are running
+    means with a weak prior, so the first drafts are probes.
     """
 
     PROBE_EVERY = 8
@@ -89,7 +89,10 @@ class DraftLength:
         if n_tokens == 1:
             self._decode[0] += seconds
             self._decode[1] += 1
-        elif self._decode[1]:
+        elif self._decode[1] and n_tokens <= self.max_tokens + 4:
+            # Only forwards the size of a verification: per token, a long copy splice is far
+            # cheaper than a short batch on stacks whose small batches barely beat decoding
+            # (llama.cpp: 2 tokens cost ~1.8 decodes, 128 tokens ~40).
             self._extra[0] += max(seconds - self._decode[0] / self._decode[1], 0.0)
             self._extra[1] += n_tokens - 1
 
