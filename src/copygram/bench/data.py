@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copygram.errors import ConfigError
+from copygram.lines import count_lines
 
 DEFAULT_DATA = "../shared/data/edits"
 SUFFIX = ".dev.jsonl"
@@ -79,9 +80,10 @@ def parse_datasets(spec: str | None, path: str | Path = DEFAULT_DATA) -> list[st
     return names
 
 
-def iter_rows(dataset: str, path: str | Path = DEFAULT_DATA, *, limit: int | None = None
-              ) -> Iterator[EditRow]:
-    """The first ``limit`` rows of ``dataset`` (all when ``None``) with a non-empty ``before``."""
+def iter_rows(dataset: str, path: str | Path = DEFAULT_DATA, *, limit: int | None = None,
+              max_lines: int | None = None) -> Iterator[EditRow]:
+    """The first ``limit`` rows of ``dataset`` (all when ``None``) with a non-empty ``before``
+    of at most ``max_lines`` lines (any when ``None``)."""
     file = data_dir(path) / f"{dataset}{SUFFIX}"
     if not file.is_file():
         raise ConfigError(f"dataset file {file} does not exist; see --data and --datasets")
@@ -97,7 +99,7 @@ def iter_rows(dataset: str, path: str | Path = DEFAULT_DATA, *, limit: int | Non
                 before, after = raw["before"], raw["after"]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise ConfigError(f"{file}:{number}: not an edit row ({exc})") from exc
-            if not before:
+            if not before or (max_lines is not None and count_lines(before) > max_lines):
                 continue
             yield EditRow(
                 dataset=dataset,
@@ -115,9 +117,11 @@ def iter_rows(dataset: str, path: str | Path = DEFAULT_DATA, *, limit: int | Non
 
 
 def load_rows(datasets: Sequence[str], path: str | Path = DEFAULT_DATA, *,
-              limit: int | None = None) -> dict[str, list[EditRow]]:
+              limit: int | None = None, max_lines: int | None = None
+              ) -> dict[str, list[EditRow]]:
     """``{dataset: rows}`` for each name, in the order given."""
-    return {name: list(iter_rows(name, path, limit=limit)) for name in datasets}
+    return {name: list(iter_rows(name, path, limit=limit, max_lines=max_lines))
+            for name in datasets}
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,8 +133,12 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default: {','.join(DEFAULT_DATASETS)})")
     parser.add_argument("--limit", type=int, default=None,
                         help="first N usable rows of each dataset (default: all)")
+    parser.add_argument("--max-lines", type=int, default=None,
+                        help="skip rows whose 'before' has more lines (long files cost minutes a "
+                             "row on a CPU: attention grows with the context)")
 
 
 def rows_from_args(args: argparse.Namespace) -> dict[str, list[EditRow]]:
     """The rows selected by :func:`add_data_arguments`' options."""
-    return load_rows(parse_datasets(args.datasets, args.data), args.data, limit=args.limit)
+    return load_rows(parse_datasets(args.datasets, args.data), args.data, limit=args.limit,
+                     max_lines=args.max_lines)
