@@ -69,23 +69,10 @@ class LlamaCppBackend:
         threads = n_threads or os.cpu_count() or 1
         try:
             # n_ctx=0 reads the training context from the GGUF; the real context is set below.
-            probe_ctx = n_ctx if n_ctx is not None else 0
-            llm = llama_cpp.Llama(
-                str(path),
-                n_ctx=probe_ctx,
-                n_batch=n_batch,
-                n_ubatch=n_batch,
-                n_threads=threads,
-                n_threads_batch=threads,
-                n_gpu_layers=n_gpu_layers,
-                logits_all=False,
-                verbose=False,
-            )
-            if n_ctx is None and llm.n_ctx() > DEFAULT_N_CTX:
-                llm.close()
-                llm = llama_cpp.Llama(
+            def open_llama(context: int) -> llama_cpp.Llama:
+                return llama_cpp.Llama(
                     str(path),
-                    n_ctx=DEFAULT_N_CTX,
+                    n_ctx=context,
                     n_batch=n_batch,
                     n_ubatch=n_batch,
                     n_threads=threads,
@@ -94,6 +81,11 @@ class LlamaCppBackend:
                     logits_all=False,
                     verbose=False,
                 )
+
+            llm = open_llama(n_ctx if n_ctx is not None else 0)
+            if n_ctx is None and llm.n_ctx() > DEFAULT_N_CTX:
+                llm.close()
+                llm = open_llama(DEFAULT_N_CTX)
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"llama.cpp could not load {path}: {exc}") from exc
         self.llm = llm
