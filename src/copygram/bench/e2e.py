@@ -168,6 +168,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "forced": {"draft": "off", "oracle": "chars"},  # + forced markup spliced
     "drafts": {"oracle": "chars"},  # + speculative drafts, still the character oracle
     "compact": {"syntax": "compact"},  # everything, in the compact syntax
+    "draft32": {"draft_tokens": 32},  # drafts may grow to 32 tokens, as lookup's k=32
 }
 
 
@@ -187,6 +188,8 @@ def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSe
         kwargs = {k: v for k, v in VARIANTS[variant].items() if k != "oracle"}
         if kwargs.get("draft") == "off":
             kwargs["draft"] = DraftConfig(max_tokens=0)
+        if "draft_tokens" in kwargs:
+            kwargs["draft"] = DraftConfig(max_tokens=int(str(kwargs.pop("draft_tokens"))))
         sessions[variant_name(variant)] = EditSession(backend, **kwargs)  # type: ignore[arg-type]
     return sessions
 
