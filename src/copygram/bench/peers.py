@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,18 @@ def _max_new_tokens(backend: Backend, row: EditRow) -> int:
 # --- llama.cpp ----------------------------------------------------------------------------------
 
 
+def _fitting(backend: Backend, rows: Sequence[EditRow]
+             ) -> Iterator[tuple[EditRow, list[int], int]]:
+    """Each row whose baseline prompt and output fit the context, with both."""
+    from copygram.bench.e2e import baseline_prompt  # e2e imports this module
+
+    for row in rows:
+        prompt = baseline_prompt(backend, row.before, row.instruction)
+        max_new = _max_new_tokens(backend, row)
+        if len(prompt) + max_new <= backend.context_length:
+            yield row, prompt, max_new
+
+
 def _llama_generate(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int]
                     ) -> tuple[list[int], float]:
     """Greedy tokens after ``prompt`` and the seconds from the first new token to the end."""
@@ -78,8 +90,6 @@ def run_llamacpp_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
     except ImportError as exc:
         raise missing_dependency("llama_cpp", "llamacpp") from exc
-    from copygram.bench.e2e import baseline_prompt
-
     path = getattr(backend, "model_path", None)
     if path is None:
         from copygram.backends.model import default_model_path
@@ -93,11 +103,7 @@ def run_llamacpp_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -
     peer = llama_cpp.Llama(str(path), draft_model=LlamaPromptLookupDecoding(
         num_pred_tokens=k), **options)
     runs = []
-    for row in rows:
-        prompt = baseline_prompt(backend, row.before, row.instruction)
-        max_new = _max_new_tokens(backend, row)
-        if len(prompt) + max_new > backend.context_length:
-            continue
+    for row, prompt, max_new in _fitting(backend, rows):
         base_out, base_s = _llama_generate(plain, prompt, max_new, backend.eos_token_ids)
         try:
             peer_out, peer_s = _llama_generate(peer, prompt, max_new, backend.eos_token_ids)
@@ -125,8 +131,6 @@ def run_transformers_peers(backend: Backend, rows: Sequence[EditRow], k: int = 1
         import torch
     except ImportError as exc:
         raise missing_dependency("torch", "transformers") from exc
-    from copygram.bench.e2e import baseline_prompt
-
     device = next(model.parameters()).device
     eos = sorted(backend.eos_token_ids)
 
@@ -141,11 +145,7 @@ def run_transformers_peers(backend: Backend, rows: Sequence[EditRow], k: int = 1
             time.perf_counter() - start
 
     runs = []
-    for row in rows:
-        prompt = baseline_prompt(backend, row.before, row.instruction)
-        max_new = _max_new_tokens(backend, row)
-        if len(prompt) + max_new > backend.context_length:
-            continue
+    for row, prompt, max_new in _fitting(backend, rows):
         ids = torch.tensor([prompt], device=device)
         _, prefill_s = timed(ids, 1, None)
         base_out, base_s = timed(ids, max_new, None)
