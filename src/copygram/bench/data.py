@@ -124,7 +124,8 @@ def load_rows(datasets: Sequence[str], path: str | Path = DEFAULT_DATA, *,
             for name in datasets}
 
 
-def add_data_arguments(parser: argparse.ArgumentParser) -> None:
+def add_data_arguments(parser: argparse.ArgumentParser, *,
+                       default_max_lines: int | None = None) -> None:
     """``--data``, ``--datasets`` and ``--limit``, shared by the benchmark commands."""
     parser.add_argument("--data", default=DEFAULT_DATA,
                         help=f"folder of *{SUFFIX} files (default {DEFAULT_DATA}, from the CWD)")
@@ -133,12 +134,13 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default: {','.join(DEFAULT_DATASETS)})")
     parser.add_argument("--limit", type=int, default=None,
                         help="first N usable rows of each dataset (default: all)")
-    parser.add_argument("--max-lines", type=int, default=None,
-                        help="skip rows whose 'before' has more lines (long files cost minutes a "
-                             "row on a CPU: attention grows with the context)")
+    parser.add_argument("--max-lines", type=int, default=default_max_lines,
+                        help="skip rows whose 'before' has more lines, 0 for no limit (default "
+                             f"{default_max_lines or 'none'}; long files cost minutes a row on a "
+                             "CPU: attention grows with the context)")
 
 
 def rows_from_args(args: argparse.Namespace) -> dict[str, list[EditRow]]:
     """The rows selected by :func:`add_data_arguments`' options."""
     return load_rows(parse_datasets(args.datasets, args.data), args.data, limit=args.limit,
-                     max_lines=args.max_lines)
+                     max_lines=args.max_lines or None)
