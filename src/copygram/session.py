@@ -246,29 +246,27 @@ class _Step:
         self.stats.copy_span_tokens.append(len(copied))
         return CopyEvent(lines, len(copied))
 
-    def forward(self, ids: list[int]) -> Logits:
-        tick = time.perf_counter()
-        logits = self.backend.decode(ids[0]) if len(ids) == 1 else self.backend.splice(ids)
-        elapsed = time.perf_counter() - tick
+    def _record(self, n_tokens: int, since: float) -> None:
+        elapsed = time.perf_counter() - since
         if self.drafter is not None:
-            self.drafter.observe_forward(len(ids), elapsed)
-        if len(ids) == 1:
+            self.drafter.observe_forward(n_tokens, elapsed)
+        if n_tokens == 1:
             self.stats.decode_s += elapsed
         else:
             self.stats.splice_s += elapsed
         self.stats.forwards += 1
-        self.stats.forward_tokens.append(len(ids))
+        self.stats.forward_tokens.append(n_tokens)
+
+    def forward(self, ids: list[int]) -> Logits:
+        tick = time.perf_counter()
+        logits = self.backend.decode(ids[0]) if len(ids) == 1 else self.backend.splice(ids)
+        self._record(len(ids), tick)
         return logits
 
     def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
         tick = time.perf_counter()
         logits = self.backend.splice_all(ids, rows=rows)
-        elapsed = time.perf_counter() - tick
-        if self.drafter is not None:
-            self.drafter.observe_forward(len(ids), elapsed)
-        self.stats.splice_s += elapsed
-        self.stats.forward_tokens.append(len(ids))
-        self.stats.forwards += 1
+        self._record(len(ids), tick)
         return logits
 
 
