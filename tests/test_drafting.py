@@ -73,6 +73,41 @@ def test_inside_a_gen_lookup_proposes_the_rest_of_the_old_line() -> None:
     assert text_of(drafter().propose(program, context)).startswith(" + 1\n")
 
 
+@pytest.mark.parametrize(("written", "rest"), [
+    ("    return abs(x", " + 1\n"),  # an insertion: the old text waits, then goes on
+    ("    return x - 1", "\n"),  # a replaced character: found again a little ahead
+    ("    return x * 2 + 1", "\n"),  # a longer replacement
+    ("    return 1", "\n"),  # a deletion: 'x + ' skipped
+])
+def test_inside_a_gen_the_old_line_is_followed_past_a_change(written: str, rest: str) -> None:
+    program = '<copy lines="1-1"/><gen>' + written
+    context = tokenize('<copy lines="1-1"/>' + LINES[0] + "<gen>" + written)
+    draft = drafter().propose(program, context)
+    assert draft is not None and draft.source == "old"
+    assert text_of(draft).startswith(rest)
+
+
+def test_a_gen_that_completes_a_line_may_end_and_copy_the_rest() -> None:
+    program = '<copy lines="1-1"/><gen>    return x - 1\n'
+    draft = drafter().propose(program, tokenize(program))
+    assert text_of(draft) == f'</gen><copy lines="3-{N}"/>'
+    assert draft is not None and draft.closes == LineRange(3, N) and draft.source == "close"
+    last = '<copy lines="1-6"/><gen>    passed\n'  # rewrote the last line: nothing to copy
+    assert text_of(drafter().propose(last, tokenize(last))) == "</gen>"
+
+
+def test_old_text_is_followed_escaped_and_incrementally() -> None:
+    d = drafter()
+    head = '<copy lines="1-5"/><gen>'
+    program = ""
+    for piece in ("if a ", "&lt;", "= b", " &amp;"):  # one gen written in steps
+        program += piece
+        draft = d.propose(head + program, tokenize(program))
+    assert text_of(draft).startswith(" c:\n")
+    fresh = drafter().propose(head + program, tokenize(program))  # all at once: same alignment
+    assert text_of(fresh) == text_of(draft)
+
+
 def test_lookup_follows_the_escaped_document() -> None:
     program = '<copy lines="1-5"/><gen>if a'
     context = tokenize('<copy lines="1-5"/>' + "".join(LINES[:5]) + "<gen>if a")
@@ -84,8 +119,8 @@ def test_nothing_to_propose() -> None:
     assert drafter().propose(everything, tokenize(everything)) is None  # the document is used up
     assert drafter(gen=False).propose('<copy lines="1-2"/>', []) is None
     assert drafter(tags=False).propose("", []) is None
-    unknown = '<gen>zzzz'
-    assert drafter().propose(unknown, tokenize(unknown)) is None  # no n-gram of it in the document
+    unknown = "<gen>" + "z" * 20  # matches no old text, and no n-gram of it is in the document
+    assert drafter().propose(unknown, tokenize(unknown)) is None
 
 
 def test_max_tokens_zero_disables_drafting() -> None:
@@ -116,15 +151,48 @@ def test_draft_length_follows_the_cost_of_batching_and_the_acceptance_rate() -> 
     for lengths, extra in ((cheap_batch, 0.005), (dear_batch, 0.040)):
         lengths.observe_forward(1, 0.010)  # a decode step: 10 ms
         lengths.observe_forward(11, 0.010 + extra)  # 10 more tokens in one forward
-    # Prior acceptance 1/2: worth drafting while 10 ms * 0.5**k > the extra cost per token.
-    assert cheap_batch.length("tag") == 4  # 0.5 ms per extra token: 10 * 0.5**4 > 0.5
-    assert dear_batch.length("tag") == 1  # 4 ms per extra token: 10 * 0.5**2 < 4
+    # Prior acceptance 1/2: the k-th token saves 10 ms * 0.5**k and costs the extra per token.
+    assert cheap_batch.length("tag") == 4  # 0.5 ms per token: 10 * 0.5**4 > 0.5 > 10 * 0.5**5
+    assert dear_batch.length("tag") == 1  # 4 ms per token: 10 * 0.5**2 < 4
     for _ in range(50):
         dear_batch.observe_draft("lookup", proposed=10, accepted=10)
     assert dear_batch.length("lookup") > dear_batch.length("tag")
     fresh = DraftLength(7)
     assert fresh.length("tag") == 7  # no timings yet: one full draft to measure
+    fresh.observe_forward(8, 0.020)
+    assert fresh.length("tag") == 0  # every forward so far verified a draft: time a decode
+    assert fresh.length("tag", feed=3) == 7  # (which only a one-token forward can be)
     for _ in range(100):
         dear_batch.observe_draft("gen", proposed=1, accepted=0)
     lengths = [dear_batch.length("gen") for _ in range(4 * DraftLength.PROBE_EVERY)]
     assert lengths.count(1) == 4 and set(lengths) == {0, 1}  # rare one-token probes
+
+
+def test_a_step_in_the_cost_of_batching_means_long_drafts_or_none() -> None:
+    from copygram.drafting import DraftLength
+
+    # transformers on a CPU: two tokens cost 1.5 decode steps, eleven hardly more.
+    lengths = DraftLength(10)
+    for n, seconds in ((1, 0.040), (2, 0.060), (11, 0.064)):
+        lengths.observe_forward(n, seconds)
+    assert lengths.cost(2) == pytest.approx(0.060) and lengths.cost(6) < 0.064
+    assert lengths.length("tag") >= 5  # a short draft would pay the step for little
+    for _ in range(20):
+        lengths.observe_draft("poor", proposed=10, accepted=0)
+    assert lengths.length("poor") == 0  # too rarely right to pay the step
+    assert lengths.length("poor", feed=2) > 0  # the feed already paid it: drafting is cheap
+
+
+def test_a_drafted_copy_carries_its_lines_only_when_that_pays() -> None:
+    from copygram.drafting import DraftLength
+
+    lengths = DraftLength(10)
+    assert not lengths.content_pays("tag", 1, 5, 100)  # costs unknown: never gamble
+    for n, seconds in ((1, 0.010), (6, 0.015), (200, 0.200)):
+        lengths.observe_forward(n, seconds)  # ~1 ms per copied token, 10 per decode step
+    for _ in range(30):
+        lengths.observe_draft("sure", proposed=5, accepted=5)
+        lengths.observe_draft("unsure", proposed=5, accepted=2)
+    assert lengths.content_pays("sure", 1, 5, 20)
+    assert not lengths.content_pays("unsure", 1, 5, 20)
+    assert not lengths.content_pays("unsure", 1, 5, 2)  # even a short one: the tag is dear

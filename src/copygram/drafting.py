@@ -18,6 +18,7 @@ the constraint) would have chosen anyway, so the output is exactly that of step-
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ class DraftConfig:
     ``adaptive``: size each draft for speed (see :class:`DraftLength`); otherwise use
     ``max_tokens``, shrunk after rejections as transformers' assisted generation does."""
 
-    max_tokens: int = 10
+    max_tokens: int = 16
     max_ngram: int = 3
     tags: bool = True
     gen: bool = True
@@ -53,70 +54,113 @@ class DraftConfig:
 class Draft:
     """Program tokens to verify; if the last one closes a copy, ``closes`` names its lines.
 
-    ``with_content``: append the copied lines to the same forward (worth it only when the model
-    has already agreed with part of the end line: a rejected draft wastes the whole copy).
     ``source`` names the hypothesis, for the adaptive draft length."""
 
     tokens: list[int]
     closes: LineRange | None = None
-    with_content: bool = False
     source: str = "tag"
 
 
 class DraftLength:
-    """Chooses how many tokens to draft, from what drafting has cost and earned so far.
+    """Chooses how many tokens to draft, from what forwards have cost and drafts have earned.
 
-    A draft token is worth verifying when the decode step it saves, times the chance that it is
-    accepted, exceeds what one more token adds to the verifying forward. With ``t`` the time of a
-    one-token decode, ``c`` the marginal time per extra token of a batched forward and ``p`` a
-    source's per-token acceptance rate, the ``k``-th token pays while ``t * p**k > c``: on a stack
-    whose small batches are barely cheaper per token than decoding (llama.cpp Q4_1 on a CPU,
-    ``c/t`` about 0.8) drafts are made only when they are usually right; where batching is nearly
-    free (transformers, ``c/t`` about 0.05) they grow to ``max_tokens``. Estimates are running
-    means with a weak prior, so the first drafts are probes.
+    Drafting ``k`` tokens after a feed of ``f`` tokens (what the forward must append anyway)
+    costs ``cost(f + k) - cost(f)`` and, with ``p`` the source's per-token acceptance rate,
+    saves ``p + p**2 + ... + p**k`` decode steps; the best ``k`` maximises the difference.
+    ``cost`` is learned from this stack's own forwards (mean time per size class, 1, 2, 3-4,
+    5-8, ... tokens, piecewise linear between them), because its shape decides everything:
+    llama.cpp's Q4_1 on a CPU costs ~0.3-0.8 decode steps per extra token, so it drafts only
+    what is usually right; transformers on a CPU pays ~+50% to go from one token to two and
+    almost nothing more up to ten, so it drafts long or not at all, and always drafts fully
+    where the feed already holds several tokens (a copy being spliced). Acceptance rates are
+    running means with a weak prior; until costs are known the first drafts are full probes.
     """
 
     PROBE_EVERY = 8
 
     def __init__(self, max_tokens: int) -> None:
         self.max_tokens = max_tokens
-        self._decode = [0.0, 0]  # total seconds, count of one-token forwards
-        self._extra = [0.0, 0]  # total seconds over a decode, count of extra tokens
+        self._sizes: dict[int, list[float]] = {}  # size class -> [seconds, tokens, forwards]
         self._accepted: dict[str, list[int]] = {}  # source -> [accepted, rejected]
         self._skipped: dict[str, int] = {}
+        self._whole: dict[str, list[int]] = {}  # source -> [fully accepted, drafts]
 
     def observe_forward(self, n_tokens: int, seconds: float) -> None:
-        if n_tokens == 1:
-            self._decode[0] += seconds
-            self._decode[1] += 1
-        elif self._decode[1] and n_tokens <= self.max_tokens + 4:
-            # Only forwards the size of a verification: per token, a long copy splice is far
-            # cheaper than a short batch on stacks whose small batches barely beat decoding
-            # (llama.cpp: 2 tokens cost ~1.8 decodes, 128 tokens ~40).
-            self._extra[0] += max(seconds - self._decode[0] / self._decode[1], 0.0)
-            self._extra[1] += n_tokens - 1
+        if n_tokens < 1:
+            return
+        totals = self._sizes.setdefault((n_tokens - 1).bit_length(), [0.0, 0.0, 0.0])
+        totals[0] += seconds
+        totals[1] += n_tokens
+        totals[2] += 1
 
     def observe_draft(self, source: str, proposed: int, accepted: int) -> None:
         counts = self._accepted.setdefault(source, [1, 1])
         counts[0] += accepted
         counts[1] += accepted < proposed
+        whole = self._whole.setdefault(source, [1, 2])
+        whole[0] += accepted == proposed
+        whole[1] += 1
 
-    def length(self, source: str) -> int:
-        if not self._decode[1] or not self._extra[1]:
-            return self.max_tokens  # no timings yet: draft fully once to measure
-        decode = self._decode[0] / self._decode[1]
-        extra = self._extra[0] / self._extra[1]
+    def acceptance(self, source: str, misses: int = 0) -> float:
+        """Per-token probability that a draft from ``source`` goes on being accepted, halved
+        for each of the ``misses`` drafts in a row that it just got wrong from the start."""
         accepted, rejected = self._accepted.get(source, [1, 1])
-        p = accepted / (accepted + rejected)
-        k = 0
-        while k < self.max_tokens and decode * p ** (k + 1) > extra:
-            k += 1
-        if k == 0:
+        return accepted / (accepted + rejected) * 0.5**misses
+
+    def cost(self, n_tokens: int) -> float | None:
+        """Modelled seconds of a forward over ``n_tokens``; None until a decode step and one
+        longer forward have been seen."""
+        if 0 not in self._sizes or len(self._sizes) < 2:
+            return None
+        points: list[tuple[float, float]] = []
+        for size in sorted(self._sizes):
+            seconds, tokens, count = self._sizes[size]
+            mean = seconds / count
+            # Noise must not make a longer forward look cheaper than a shorter one.
+            points.append((tokens / count, max(mean, points[-1][1] if points else 0.0)))
+        for (n0, t0), (n1, t1) in itertools.pairwise(points):
+            if n_tokens <= n1:
+                return t0 + (t1 - t0) * (max(n_tokens, n0) - n0) / (n1 - n0)
+        (n0, t0), (n1, t1) = points[-2:]
+        return t1 + (t1 - t0) / (n1 - n0) * (n_tokens - n1)
+
+    def length(self, source: str, feed: int = 1, misses: int = 0) -> int:
+        """Tokens to draft from ``source`` in a forward that appends ``feed`` tokens anyway,
+        after ``misses`` drafts in a row from it were wrong from their first token."""
+        if 0 not in self._sizes and feed == 1 and self._sizes:
+            return 0  # drafts always on: measure one plain decode step, the unit of savings
+        decode, base = self.cost(1), self.cost(feed)
+        if decode is None or base is None:
+            return self.max_tokens  # no timings yet: draft fully to measure
+        p = self.acceptance(source, misses)
+        best_k, best_gain, expected, chance = 0, 0.0, 0.0, 1.0
+        for k in range(1, self.max_tokens + 1):
+            chance *= p
+            expected += chance
+            extra = self.cost(feed + k)
+            assert extra is not None
+            gain = expected * decode - (extra - base)
+            if gain > best_gain:
+                best_k, best_gain = k, gain
+        if best_k == 0:
             # Not worth it now; still probe with one token now and then, so that a source whose
             # drafts start to match (a long unchanged stretch of a rewritten line) is noticed.
             self._skipped[source] = self._skipped.get(source, 0) + 1
-            k = 1 if self._skipped[source] % self.PROBE_EVERY == 0 else 0
-        return k
+            best_k = 1 if self._skipped[source] % self.PROBE_EVERY == 0 else 0
+        return best_k
+
+    def content_pays(self, source: str, feed: int, draft_tokens: int,
+                     content_tokens: int) -> bool:
+        """Whether to splice a drafted copy's lines in the forward that verifies its tag: that
+        saves the separate forward if the whole tag is accepted (as often as drafts from
+        ``source`` were accepted whole) and wastes the lines if not."""
+        verify = self.cost(feed + draft_tokens)
+        merged = self.cost(feed + draft_tokens + content_tokens)
+        alone = self.cost(content_tokens)
+        if verify is None or merged is None or alone is None:
+            return False
+        full, drafts = self._whole.get(source, [1, 2])
+        return merged < verify + full / drafts * alone
 
 
 class Drafter:
@@ -159,6 +203,11 @@ class Drafter:
         self._cursor = 0
         self._generated = 0
         self._last_was_copy = False
+        self._feed = 1
+        # (first old line, gen text aligned, position in the old text, characters unmatched)
+        self._alignment: tuple[int, str, int, int] | None = None
+        self._old_cache: dict[int, str] = {}
+        self._misses: dict[str, int] = {}
 
     def _tokens(self, text: str) -> list[int]:
         if text not in self._text_cache:
@@ -186,15 +235,19 @@ class Drafter:
             self._parsed_upto, self._cursor, self._generated = 0, 0, 0
             self._last_was_copy = False
 
-    def propose(self, program: str, context: Sequence[int]) -> Draft | None:
+    def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
         """A draft continuing ``program`` (the text so far); ``context`` is every token after the
-        prompt (program tokens and spliced copies), for n-gram lookup."""
+        prompt (program tokens and spliced copies), for n-gram lookup; ``feed`` is how many
+        tokens the verifying forward appends before the draft (they make drafting cheaper)."""
+        self._feed = feed
         if self.config.max_tokens == 0:
             return None
         self.rollback_to(program)
         partial = self._advance(program)
         if partial.startswith(self._syntax.gen_open):
-            return self._lookup(context) if self.config.gen else None
+            if not self.config.gen:
+                return None
+            return self._old_text(partial[len(self._syntax.gen_open):]) or self._lookup(context)
         if not self.config.tags or self._cursor >= self._n:
             return None
         start = min(self._cursor + 1 + max(self._generated, 0), self._n)
@@ -224,16 +277,28 @@ class Drafter:
             return None
         if len(tokens) > limit:
             return Draft(tokens[:limit])
-        return Draft(tokens, closes, with_content=bool(match and match.group(2)))
+        return Draft(tokens, closes)
 
     def _limit(self, source: str) -> int:
         if self.lengths is not None:
-            return self.lengths.length(source)
+            return self.lengths.length(source, self._feed, self._misses.get(source, 0))
         return self._k.get(source, self.config.max_tokens)
+
+    def with_content(self, draft: Draft, content_tokens: int) -> bool:
+        """Whether the forward verifying ``draft`` (which closes a copy) should also splice the
+        copy's ``content_tokens``: a rejected draft wastes them (see
+        :meth:`DraftLength.content_pays`). Without ``adaptive``: only for short copies."""
+        if self.lengths is not None:
+            return self.lengths.content_pays(draft.source, self._feed, len(draft.tokens),
+                                             content_tokens)
+        return content_tokens <= self.config.max_tokens
 
     def feedback(self, draft: Draft, accepted: int) -> None:
         """Learn from a verified draft. Without ``adaptive``: +2 tokens after a fully accepted
         draft, -1 otherwise, as transformers' assisted generation does."""
+        # Misses in a row, for this edit only: a source can be right in general and lost here
+        # (an inserted line has no old text to follow).
+        self._misses[draft.source] = self._misses.get(draft.source, 0) + 1 if accepted == 0 else 0
         if self.lengths is not None:
             self.lengths.observe_draft(draft.source, len(draft.tokens), accepted)
             return
@@ -244,6 +309,86 @@ class Drafter:
     def observe_forward(self, n_tokens: int, seconds: float) -> None:
         if self.lengths is not None:
             self.lengths.observe_forward(n_tokens, seconds)
+
+    # How far ahead a rewritten line may skip old text and still be followed, and how much new
+    # text may pass without a match before the alignment is given up for n-gram lookup.
+    ALIGN_WINDOW = 80
+    ALIGN_LOST = 12
+
+    def _old_text(self, written: str) -> Draft | None:
+        """Draft the old text of the lines this gen most likely rewrites, from the point that
+        matches the end of what it has ``written`` so far: an edited line keeps most of its old
+        text, so after a changed word the rest of the old line usually follows. Alignment is
+        character-level (tokenizations of old and new text differ around a change): a written
+        character that equals the next old one advances; otherwise the last 3 (or 2) written
+        characters are looked for a little ahead in the old text (a replaced or deleted
+        stretch: 80 characters for 3, 16 for 2), and failing that the old text waits (an
+        insertion)."""
+        first = min(self._cursor + max(self._generated, 0), self._n)
+        if first >= self._n:
+            return None
+        old = self._old_from(first)
+        state = self._alignment
+        if state is None or state[0] != first or not written.startswith(state[1]):
+            state = (first, "", 0, 0)
+            self._misses["old"] = 0  # another gen op: another old text to follow
+        _, done, p, lost = state
+        window = self.ALIGN_WINDOW
+        for i in range(len(done), len(written)):
+            char = written[i]
+            if p < len(old) and old[p] == char:
+                p, lost = p + 1, 0
+                continue
+            lost += 1
+            for size, ahead in ((3, window), (2, window // 5)):  # 2 characters recur often
+                if i + 1 >= size:
+                    found = old.find(written[i + 1 - size : i + 1], p, p + ahead)
+                    if found >= 0:
+                        p, lost = found + size, 0
+                        break
+        self._alignment = (first, written, p, lost)
+        if lost > self.ALIGN_LOST:
+            return None
+        at_line_start = p == 0 or old[p - 1] in "\n\r"
+        if written.endswith(("\n", "\r")) and at_line_start and (
+                p >= len(old) or self._rate("close") >= self._rate("old")):
+            # A line is complete: perhaps the change is too, and the rest is copied, from past
+            # as many old lines as the gen wrote (the alignment may have skipped ahead).
+            return self._close(first + len(split_lines(written)) + 1)
+        if p >= len(old):
+            return None
+        limit = self._limit("old")
+        if limit == 0:
+            return None
+        # Enough characters for ``limit`` tokens; a token rarely spans more than 8.
+        tokens = self._tokens(old[p : p + 8 * limit])[:limit]
+        return Draft(tokens, source="old") if tokens else None
+
+    def _rate(self, source: str) -> float:
+        return self.lengths.acceptance(source) if self.lengths is not None else 0.5
+
+    def _close(self, start: int) -> Draft | None:
+        """Draft closing the gen and copying lines ``start``.. to the end of the document."""
+        syntax = self._syntax
+        if start > self._n:
+            tokens, closes = self._tokens(syntax.gen_close), None
+        else:
+            # Op by op, as a model writes them: no token spans two ops.
+            tokens = (self._tokens(syntax.gen_close)
+                      + self._tokens(syntax.render_copy(start, self._n)))
+            closes = LineRange(start, self._n)
+        limit = self._limit("close")
+        if limit == 0:
+            return None
+        if len(tokens) > limit:
+            return Draft(tokens[:limit], source="close")
+        return Draft(tokens, closes, source="close")
+
+    def _old_from(self, first: int) -> str:
+        """The escaped text of the document from line ``first`` (0-based), a few lines' worth."""
+        if first not in self._old_cache:
+            self._old_cache[first] = escape_gen_text("".join(self._lines[first : first + 40]))
+        return self._old_cache[first]
 
     def _lookup(self, context: Sequence[int]) -> Draft | None:
         limit = self._limit("lookup")

@@ -341,7 +341,7 @@ class EditSession:
             sampling=sampling,
             max_new_tokens=int(_number(config, "max_new_tokens", 4096)),
             splice_forced=bool(config.get("splice_forced", True)),
-            draft=DraftConfig(max_tokens=int(_number(config, "draft_tokens", 10)),
+            draft=DraftConfig(max_tokens=int(_number(config, "draft_tokens", DraftConfig.max_tokens)),
                               max_ngram=int(_number(config, "draft_ngram", 3))),
         )
 
@@ -455,8 +455,8 @@ class EditSession:
             closed = step.consume(token)
             if not (was_in_text and syntax.in_gen_text(constraint.program_text)):
                 stats.markup_forwards += 1
-            if self.splice_forced and closed is None:
-                for forced_token in step.forced():
+            while self.splice_forced and closed is None and (forced := step.forced()):
+                for forced_token in forced:
                     feed.append(forced_token)
                     stats.forced_tokens += 1
                     closed = step.consume(forced_token)
@@ -465,7 +465,8 @@ class EditSession:
             if closed is not None:
                 yield step.add_copy(closed, feed)
 
-            draft = drafter.propose(constraint.program_text, context + feed) if drafter else None
+            draft = (drafter.propose(constraint.program_text, context + feed, len(feed))
+                     if drafter else None)
             if draft is None:
                 self._check_room(feed, constraint)
                 logits = step.forward(feed)
@@ -474,8 +475,10 @@ class EditSession:
 
             # Verify the draft in the same forward that appends the feed: logits before each
             # draft token, and after the last one (or after the copy it closes).
+            assert drafter is not None
             copy_ids = step.copy_tokens(draft.closes) if draft.closes else []
-            ids = feed + draft.tokens + (copy_ids if draft.with_content else [])
+            with_content = bool(copy_ids) and drafter.with_content(draft, len(copy_ids))
+            ids = feed + draft.tokens + (copy_ids if with_content else [])
             self._check_room(ids, constraint)
             rows = [len(feed) - 1 + t for t in range(len(draft.tokens))] + [len(ids) - 1]
             base = backend.n_tokens
@@ -493,13 +496,12 @@ class EditSession:
                 if closed is not None:
                     assert closed == draft.closes and t == len(draft.tokens) - 1
                     yield step.add_copy(closed, copy_ids, counted_in_feed=False)
-            assert drafter is not None
             drafter.feedback(draft, accepted)
             if pending is not None:
                 keep = len(feed) + accepted
                 backend.truncate(base + keep)
                 context += ids[:keep]
-            elif draft.closes and not draft.with_content:
+            elif draft.closes and not with_content:
                 context += ids
                 self._check_room(copy_ids, constraint)
                 logits = step.forward(copy_ids)

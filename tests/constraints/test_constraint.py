@@ -161,6 +161,56 @@ def test_tag_end_guard_rejects_tokens_past_the_tag() -> None:
             c.consume(262)
 
 
+class _TagPieces:
+    """The byte tokenizer plus '"/', '"/>' and '"/><' (ids 262-264), as real BPE vocabularies
+    have them: an engine's fast-forward will not commit to '"/>' while '"/><' might follow."""
+
+    extra = (b'"/', b'"/>', b'"/><')
+
+    def __init__(self) -> None:
+        import llguidance
+
+        self._ll = llguidance.LLTokenizer("byte")
+
+    def ll_tokenizer(self) -> Any:
+        return self._ll
+
+    def token_bytes(self) -> list[bytes]:
+        tb = [b"" if self._ll.is_special_token(i) else self._ll.decode_bytes([i])
+              for i in range(self._ll.vocab_size)]
+        return [*tb, *self.extra]
+
+    eos_token_id = 261
+    vocab_size = 262 + len(extra)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_complete_line_number_forces_what_follows(engine: str) -> None:
+    tok = _TagPieces()
+    spelled = tok.token_bytes()
+    close = spelled.index(b'"/>')
+    document = "".join(f"{i}\n" for i in range(19))
+    c = compile_constraint(document, tok, engine=engine)
+
+    def take_forced() -> bytes:
+        taken = []
+        while forced := c.forced():
+            c.consume_many(forced)
+            taken += forced
+        return b"".join(spelled[t] for t in taken)
+
+    c.consume_many(list(b'<copy lines="14'))  # 140.. > 19: the start line is complete
+    assert take_forced() == b"-1"  # and 14 <= end <= 19
+    c.consume_many(list(b"7"))  # 170.. > 19: the end line is complete
+    forced = c.forced()
+    # As the one token '"/>' ('"/><' is ruled out by the tag-end guard) wherever the engine's
+    # own fast-forward does not give the bytes (outlines_core, which sees no guards).
+    assert b"".join(spelled[t] for t in forced) == b'"/>'
+    assert engine == "llguidance" or forced == [close]
+    assert c.consume_many(forced)[-1] == Copy(14, 17).lines
+    assert take_forced() == b""  # the next op is a choice
+
+
 def test_bad_inputs() -> None:
     with pytest.raises(DocumentError, match="plain generation"):
         compile_constraint("", "byte")

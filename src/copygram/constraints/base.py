@@ -92,6 +92,8 @@ class Constraint(Protocol):
     def forced(self) -> list[int]:
         """Tokens the grammar forces next, in order (may be empty); does not consume them.
 
-        Consuming them all is always allowed. ``[]`` once the program may end or has finished.
+        The grammar's fast-forward tokens or, when there are none, the single token the mask
+        allows (if it allows one only); call again after consuming them for more. Consuming them
+        all is always allowed. ``[]`` once the program may end or has finished.
         """
         ...

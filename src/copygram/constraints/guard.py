@@ -125,6 +125,30 @@ class Tracker:
                 phase, k, start, digits = OUT, 0, 0, ""
         return (phase, k, start, digits), closed
 
+    def forced_bytes(self, state: State) -> bytes:
+        """What must come next inside a copy tag: the rest of the separator or the close, or
+        the one digit or literal that a line number's range leaves (``-`` after ``14`` and
+        ``1`` after ``14-`` when ``n = 19``); ``b""`` where there is a choice."""
+        phase, k, start, digits = state
+        tag = self.tag
+        if phase == SEP:
+            return tag.sep[k:]
+        if phase == CLOSE:
+            return tag.close[k:]
+        if phase not in (FIRST, SECOND):
+            return b""
+        if phase == FIRST:
+            options = [d for d in "0123456789" if (digits or d != "0")
+                       and int(digits + d) <= self.n_lines]
+            ends = bool(digits)
+        else:
+            options = [d for d in "0123456789" if (digits or d != "0")
+                       and end_prefix_ok(digits + d, start, self.n_lines)]
+            ends = bool(digits) and start <= int(digits)
+        if ends:
+            return b"" if options else (tag.sep if phase == FIRST else tag.close)
+        return options[0].encode() if len(options) == 1 else b""
+
 
 IdArray = npt.NDArray[np.intp]
 
@@ -150,6 +174,14 @@ class GuardSets:
         self.by_phase: dict[int, IdArray] = {
             phase: np.asarray(v, dtype=np.intp) for phase, v in ids.items()
         }
+        # Tokens spelling a digit or a piece of the separator or close, to force them by bytes.
+        pieces = {literal[a:b] for literal in (tag.sep, tag.close)
+                  for a in range(len(literal)) for b in range(a + 1, len(literal) + 1)}
+        pieces.update(bytes([digit]) for digit in _DIGITS)
+        self.literal_tokens: dict[bytes, int] = {}
+        for token_id, data in enumerate(vocab.token_bytes):
+            if data in pieces:
+                self.literal_tokens.setdefault(data, token_id)
 
 
 @functools.lru_cache(maxsize=16)
@@ -329,6 +361,19 @@ class GuardedConstraint(ABC):
                 break
             state = result[0]
             forced.append(token_id)
+        if not forced:
+            # Engines hold back bytes whose tokenization the next bytes could change (``"/>``
+            # after an end line, lest ``"/><`` follow), but the tag-end guard rules such tokens
+            # out, so the longest allowed token spelling the forced bytes is the canonical one.
+            # Forcing it lets the close share the forward that splices the copy.
+            rest = self._tracker.forced_bytes(state)
+            if rest:
+                mask = self.allowed()
+                for size in range(len(rest), 0, -1):
+                    piece = self._sets.literal_tokens.get(rest[:size])
+                    if piece is not None and mask[piece]:
+                        forced.append(piece)
+                        break
         return forced
 
     def _tail(self) -> str:
