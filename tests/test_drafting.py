@@ -119,6 +119,8 @@ def test_nothing_to_propose() -> None:
     assert drafter().propose(everything, tokenize(everything)) is None  # the document is used up
     assert drafter(gen=False).propose('<copy lines="1-2"/>', []) is None
     assert drafter(tags=False).propose("", []) is None
+    rewritten_to_the_end = f'<copy lines="1-{N - 1}"/><gen>    passed\n</gen>'
+    assert drafter().propose(rewritten_to_the_end, tokenize(rewritten_to_the_end)) is None
     unknown = "<gen>" + "z" * 20  # matches no old text, and no n-gram of it is in the document
     assert drafter().propose(unknown, tokenize(unknown)) is None
 

@@ -250,7 +250,10 @@ class Drafter:
             return self._old_text(partial[len(self._syntax.gen_open):]) or self._lookup(context)
         if not self.config.tags or self._cursor >= self._n:
             return None
-        start = min(self._cursor + 1 + max(self._generated, 0), self._n)
+        start = self._cursor + 1 + max(self._generated, 0)
+        if start > self._n and not self._last_was_copy:
+            return None  # the gens since the last copy rewrote the rest: the program may end
+        start = min(start, self._n)
         if partial == "" and self._last_was_copy:
             # After a copy the next op is most likely a gen rewriting the next line.
             if not self.config.gen:
@@ -322,8 +325,7 @@ class Drafter:
         character-level (tokenizations of old and new text differ around a change): a written
         character that equals the next old one advances; otherwise the last 3 (or 2) written
         characters are looked for a little ahead in the old text (a replaced or deleted
-        stretch: 80 characters for 3, 16 for 2), and failing that the old text waits (an
-        insertion)."""
+        stretch), and failing that the old text waits (an insertion)."""
         first = min(self._cursor + max(self._generated, 0), self._n)
         if first >= self._n:
             return None
@@ -340,29 +342,38 @@ class Drafter:
                 p, lost = p + 1, 0
                 continue
             lost += 1
-            for size, ahead in ((3, window), (2, window // 5)):  # 2 characters recur often
+            # Re-find the last few characters ahead: 3 or 2 within the old line (2 only close
+            # by: short strings recur), 6 within the window (a deletion across lines).
+            line_end = old.find("\n", p)
+            line_end = len(old) if line_end < 0 else line_end + 1
+            for size, ahead in ((3, line_end), (6, p + window), (2, min(line_end, p + 16))):
                 if i + 1 >= size:
-                    found = old.find(written[i + 1 - size : i + 1], p, p + ahead)
+                    found = old.find(written[i + 1 - size : i + 1], p, ahead)
                     if found >= 0:
                         p, lost = found + size, 0
                         break
         self._alignment = (first, written, p, lost)
-        if lost > self.ALIGN_LOST:
-            return None
-        at_line_start = p == 0 or old[p - 1] in "\n\r"
-        if written.endswith(("\n", "\r")) and at_line_start and (
-                p >= len(old) or self._rate("close") >= self._rate("old")):
+        in_step = lost == 0 and (p == 0 or old[p - 1] in "\n\r") and p < len(old)
+        if written.endswith(("\n", "\r")) and not (
+                in_step and self._rate("old") > self._rate("close")):
             # A line is complete: perhaps the change is too, and the rest is copied, from past
             # as many old lines as the gen wrote (the alignment may have skipped ahead).
             return self._close(first + len(split_lines(written)) + 1)
-        if p >= len(old):
+        if lost > self.ALIGN_LOST or p >= len(old):
             return None
-        limit = self._limit("old")
+        # Drafts made in step with the old text and drafts made while a change is still being
+        # written are right at very different rates: learn them apart. In step again, earlier
+        # misses (inside the change) say nothing about what follows.
+        source = "old" if lost == 0 else "old-lost"
+        if lost == 0:
+            self._misses.pop(source, None)
+        limit = self._limit(source)
         if limit == 0:
             return None
-        # Enough characters for ``limit`` tokens; a token rarely spans more than 8.
-        tokens = self._tokens(old[p : p + 8 * limit])[:limit]
-        return Draft(tokens, source="old") if tokens else None
+        # Enough characters for a full draft (a token rarely spans more than 8), the same
+        # whatever the limit, so that the cut never changes how the first tokens split.
+        tokens = self._tokens(old[p : p + 8 * self.config.max_tokens])[:limit]
+        return Draft(tokens, source=source) if tokens else None
 
     def _rate(self, source: str) -> float:
         return self.lengths.acceptance(source) if self.lengths is not None else 0.5
