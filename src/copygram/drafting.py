@@ -275,12 +275,15 @@ class Drafter:
         tokens = self._tokens(hypothesis[len(partial) :])
         if not tokens:
             return None
-        limit = self._limit("tag")
+        # "Nothing changes" at the start of a program is rarely right (an edit was asked for);
+        # "the rest is unchanged" after a gen often is: learn their rates apart.
+        source = "tag" if self._parsed_upto else "whole"
+        limit = self._limit(source)
         if limit == 0:
             return None
         if len(tokens) > limit:
-            return Draft(tokens[:limit])
-        return Draft(tokens, closes)
+            return Draft(tokens[:limit], source=source)
+        return Draft(tokens, closes, source=source)
 
     def _limit(self, source: str) -> int:
         if self.lengths is not None:
