@@ -84,6 +84,7 @@ class DraftLength:
         self._accepted: dict[str, list[int]] = {}  # source -> [accepted, rejected]
         self._skipped: dict[str, int] = {}
         self._whole: dict[str, list[int]] = {}  # source -> [fully accepted, drafts]
+        self._points: list[tuple[float, float]] | None = None  # the cost curve, until a forward
 
     def observe_forward(self, n_tokens: int, seconds: float) -> None:
         if n_tokens < 1:
@@ -92,6 +93,7 @@ class DraftLength:
         totals[0] += seconds
         totals[1] += n_tokens
         totals[2] += 1
+        self._points = None
 
     def observe_draft(self, source: str, proposed: int, accepted: int) -> None:
         counts = self._accepted.setdefault(source, [1, 1])
@@ -112,12 +114,14 @@ class DraftLength:
         longer forward have been seen."""
         if 0 not in self._sizes or len(self._sizes) < 2:
             return None
-        points: list[tuple[float, float]] = []
-        for size in sorted(self._sizes):
-            seconds, tokens, count = self._sizes[size]
-            mean = seconds / count
-            # Noise must not make a longer forward look cheaper than a shorter one.
-            points.append((tokens / count, max(mean, points[-1][1] if points else 0.0)))
+        if self._points is None:  # called ~20 times a draft, rebuilt only after a forward
+            self._points = []
+            for size in sorted(self._sizes):
+                seconds, tokens, count = self._sizes[size]
+                # Noise must not make a longer forward look cheaper than a shorter one.
+                floor = self._points[-1][1] if self._points else 0.0
+                self._points.append((tokens / count, max(seconds / count, floor)))
+        points = self._points
         for (n0, t0), (n1, t1) in itertools.pairwise(points):
             if n_tokens <= n1:
                 return t0 + (t1 - t0) * (max(n_tokens, n0) - n0) / (n1 - n0)
@@ -277,7 +281,10 @@ class Drafter:
             return None
         # "Nothing changes" at the start of a program is rarely right (an edit was asked for);
         # "the rest is unchanged" after a gen often is: learn their rates apart.
-        source = "tag" if self._parsed_upto else "whole"
+        return self._capped(tokens, closes, "tag" if self._parsed_upto else "whole")
+
+    def _capped(self, tokens: list[int], closes: LineRange | None, source: str) -> Draft | None:
+        """A draft of at most the source's length; a cut draft no longer closes its copy."""
         limit = self._limit(source)
         if limit == 0:
             return None
@@ -391,12 +398,7 @@ class Drafter:
             tokens = (self._tokens(syntax.gen_close)
                       + self._tokens(syntax.render_copy(start, self._n)))
             closes = LineRange(start, self._n)
-        limit = self._limit("close")
-        if limit == 0:
-            return None
-        if len(tokens) > limit:
-            return Draft(tokens[:limit], source="close")
-        return Draft(tokens, closes, source="close")
+        return self._capped(tokens, closes, "close")
 
     def _old_from(self, first: int) -> str:
         """The escaped text of the document from line ``first`` (0-based), a few lines' worth."""

@@ -132,45 +132,15 @@ def test_forced_tokens() -> None:
     assert bytes(o.forced()) == b'-1"/>'
 
 
-def test_tag_end_guard_rejects_tokens_past_the_tag() -> None:
-    class Vocab3:
-        """The byte tokenizer plus one token spelling '"/><' (id 262, past the real vocab)."""
+class _BytesPlus:
+    """The byte tokenizer plus ``extra`` tokens (ids 262, 263, ...), past the real vocab."""
 
-        def __init__(self) -> None:
-            import llguidance
-
-            self._ll = llguidance.LLTokenizer("byte")
-
-        def ll_tokenizer(self) -> Any:
-            return self._ll
-
-        def token_bytes(self) -> list[bytes]:
-            tb = [b"" if self._ll.is_special_token(i) else self._ll.decode_bytes([i])
-                  for i in range(self._ll.vocab_size)]
-            return [*tb, b'"/><']
-
-        eos_token_id = 261
-        vocab_size = 263
-
-    tok = Vocab3()
-    for engine in ENGINES:
-        c = compile_constraint("a\nb\n", tok, engine=engine)
-        c.consume_many(list(b'<copy lines="1-2'))
-        assert not c.allowed()[262]
-        with pytest.raises(ConstraintError):
-            c.consume(262)
-
-
-class _TagPieces:
-    """The byte tokenizer plus '"/', '"/>' and '"/><' (ids 262-264), as real BPE vocabularies
-    have them: an engine's fast-forward will not commit to '"/>' while '"/><' might follow."""
-
-    extra = (b'"/', b'"/>', b'"/><')
-
-    def __init__(self) -> None:
+    def __init__(self, *extra: bytes) -> None:
         import llguidance
 
         self._ll = llguidance.LLTokenizer("byte")
+        self.extra = extra
+        self.vocab_size = 262 + len(extra)
 
     def ll_tokenizer(self) -> Any:
         return self._ll
@@ -181,12 +151,23 @@ class _TagPieces:
         return [*tb, *self.extra]
 
     eos_token_id = 261
-    vocab_size = 262 + len(extra)
+
+
+def test_tag_end_guard_rejects_tokens_past_the_tag() -> None:
+    tok = _BytesPlus(b'"/><')  # id 262
+    for engine in ENGINES:
+        c = compile_constraint("a\nb\n", tok, engine=engine)
+        c.consume_many(list(b'<copy lines="1-2'))
+        assert not c.allowed()[262]
+        with pytest.raises(ConstraintError):
+            c.consume(262)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_complete_line_number_forces_what_follows(engine: str) -> None:
-    tok = _TagPieces()
+    # As real BPE vocabularies have them: an engine's fast-forward will not commit to '"/>'
+    # while '"/><' might follow.
+    tok = _BytesPlus(b'"/', b'"/>', b'"/><')
     spelled = tok.token_bytes()
     close = spelled.index(b'"/>')
     document = "".join(f"{i}\n" for i in range(19))
