@@ -14,12 +14,15 @@ LINES = split_lines(DOCUMENT)
 N = len(LINES)  # 7
 
 
+BYTES = [bytes([i]) for i in range(256)]
+
+
 def tokenize(text: str) -> list[int]:
     return list(text.encode("utf-8"))
 
 
 def drafter(**config: int | bool) -> Drafter:
-    return Drafter(LINES, tokenize, DraftConfig(**{"max_tokens": 64, **config}))  # type: ignore[arg-type]
+    return Drafter(LINES, tokenize, BYTES, DraftConfig(**{"max_tokens": 64, **config}))  # type: ignore[arg-type]
 
 
 def text_of(draft: Draft | None) -> str:
@@ -114,6 +117,29 @@ def test_lookup_follows_the_escaped_document() -> None:
     assert text_of(drafter().propose(program, context)).startswith(" &lt; b &amp; c:\n")
 
 
+def test_lookup_drafts_the_documents_own_token_split_across_line_ends() -> None:
+    # A BPE-like vocabulary merges a newline with the next line's indent; line-by-line
+    # tokenization of the document would split them, and the model never writes that split.
+    indent = 256
+    vocabulary = [*BYTES, b"\n    "]
+
+    def merging(text: str) -> list[int]:
+        pieces = text.encode("utf-8").split(vocabulary[indent])
+        tokens = list(pieces[0])
+        for piece in pieces[1:]:
+            tokens += [indent, *piece]
+        return tokens
+
+    d = Drafter(LINES, merging, vocabulary, DraftConfig(max_tokens=8, adaptive=False))
+    # A gen unlike the old text it replaces (so old-text alignment gives up), ending in an
+    # n-gram of line 1.
+    program = f'<copy lines="1-4"/><gen>{"q" * 16} def f'
+    draft = d.propose(program, merging("".join(LINES[:4]) + program[len('<copy lines="1-4"/>'):]))
+    assert draft is not None and draft.source == "lookup"
+    assert draft.tokens == merging("(x):\n    return x + 1\n")[:8]
+    assert indent in draft.tokens
+
+
 def test_nothing_to_propose() -> None:
     everything = f'<copy lines="1-{N}"/>'
     assert drafter().propose(everything, tokenize(everything)) is None  # the document is used up
@@ -126,7 +152,7 @@ def test_nothing_to_propose() -> None:
 
 
 def test_max_tokens_zero_disables_drafting() -> None:
-    d = Drafter(LINES, tokenize, DraftConfig(max_tokens=0))
+    d = Drafter(LINES, tokenize, BYTES, DraftConfig(max_tokens=0))
     assert d.propose("", []) is None
     assert d.propose('<copy lines="1-1"/><gen>    return', tokenize("    return")) is None
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -171,7 +171,7 @@ class Drafter:
     """Drafts for one edit of one document, in ``syntax``."""
 
     def __init__(self, document_lines: Sequence[str], tokenize: Callable[[str], list[int]],
-                 config: DraftConfig, syntax: str = "lines",
+                 token_bytes: Sequence[bytes], config: DraftConfig, syntax: str = "lines",
                  lengths: DraftLength | None = None) -> None:
         self.config = config
         self._syntax = s = get_syntax(syntax)
@@ -184,13 +184,19 @@ class Drafter:
         self._lines = document_lines
         self._n = len(document_lines)
         self._tokenize = tokenize
-        # Escaped document tokens, tokenized line by line so that line starts are token starts.
+        # The escaped document tokenized as one text, as a model writes it in a gen (and as a
+        # copy splices it): line by line would split the newline from the next line's indent
+        # where the tokenizer merges them, and such drafts fail at every line end.
         self._doc_tokens: list[int] = []
-        self._line_start: list[int] = []
+        self._line_start: list[int] = []  # index of the token holding each line's first byte
         if config.gen:
-            for line in document_lines:
-                self._line_start.append(len(self._doc_tokens))
-                self._doc_tokens.extend(tokenize(escape_gen_text(line)))
+            escaped = [escape_gen_text(line).encode("utf-8") for line in document_lines]
+            self._doc_tokens = tokenize(b"".join(escaped).decode("utf-8"))
+            token_end = list(itertools.accumulate(len(token_bytes[t]) for t in self._doc_tokens))
+            line_byte = 0
+            for line in escaped:
+                self._line_start.append(bisect_right(token_end, line_byte))
+                line_byte += len(line)
         self._line_start.append(len(self._doc_tokens))
         # n-gram -> every position it starts at, ascending (built once: O(tokens * max_ngram)).
         self._ngrams: dict[tuple[int, ...], list[int]] = {}

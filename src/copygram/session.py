@@ -420,7 +420,8 @@ class EditSession:
         constraint = compile_constraint(document, backend, engine=self.engine, syntax=self.syntax)
         step = _Step(backend, constraint, lines, policy)
         stats = step.stats
-        drafter = (Drafter(lines, backend.tokenize, self.draft, self.syntax, self._draft_lengths)
+        drafter = (Drafter(lines, backend.tokenize, self.token_bytes(), self.draft,
+                             self.syntax, self._draft_lengths)
                    if self.draft.max_tokens else None)
         step.drafter = drafter
         stats.constraint_s += time.perf_counter() - started
