@@ -140,6 +140,16 @@ def test_lookup_drafts_the_documents_own_token_split_across_line_ends() -> None:
     assert indent in draft.tokens
 
 
+def test_lookup_falls_back_to_what_the_edit_wrote_then_to_the_instruction() -> None:
+    d = Drafter(LINES, tokenize, BYTES, DraftConfig(max_tokens=8, adaptive=False),
+                instruction="Rename it to QUUX_VALUE.")
+    head = f'<copy lines="1-{N}"/><gen>'
+    program = head + "QJ = 1\nQK = QJ"  # nowhere in the document
+    assert text_of(d.propose(program, tokenize(program))) == " = 1\nQK "
+    program = head + "QUU"  # only in the instruction
+    assert text_of(d.propose(program, tokenize(program))) == "X_VALUE."
+
+
 def test_nothing_to_propose() -> None:
     everything = f'<copy lines="1-{N}"/>'
     assert drafter().propose(everything, tokenize(everything)) is None  # the document is used up
@@ -147,7 +157,7 @@ def test_nothing_to_propose() -> None:
     assert drafter(tags=False).propose("", []) is None
     rewritten_to_the_end = f'<copy lines="1-{N - 1}"/><gen>    passed\n</gen>'
     assert drafter().propose(rewritten_to_the_end, tokenize(rewritten_to_the_end)) is None
-    unknown = "<gen>" + "z" * 20  # matches no old text, and no n-gram of it is in the document
+    unknown = "<gen>QJZKVWXYUTSRPONM"  # no old text, no n-gram in the document, nothing repeated
     assert drafter().propose(unknown, tokenize(unknown)) is None
 
 

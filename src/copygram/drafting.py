@@ -172,7 +172,7 @@ class Drafter:
 
     def __init__(self, document_lines: Sequence[str], tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig, syntax: str = "lines",
-                 lengths: DraftLength | None = None) -> None:
+                 lengths: DraftLength | None = None, instruction: str = "") -> None:
         self.config = config
         self._syntax = s = get_syntax(syntax)
         copy_open, sep = re.escape(s.copy_open), re.escape(s.copy_sep)
@@ -204,6 +204,12 @@ class Drafter:
             for start in range(len(self._doc_tokens) - size):
                 key = tuple(self._doc_tokens[start : start + size])
                 self._ngrams.setdefault(key, []).append(start)
+        # New text often repeats what the edit already wrote (a renamed name, a parallel line)
+        # or what the instruction spells out: lookup there when the document has no match.
+        self._instruction = _NgramIndex(config.max_ngram)
+        if config.gen and instruction:
+            self._instruction.extend(tokenize(escape_gen_text(instruction)))
+        self._written = _NgramIndex(config.max_ngram)
         self._text_cache: dict[str, list[int]] = {}
         self._k: dict[str, int] = {}  # draft length per source, without ``adaptive``
         # Shared across the edits of a session: the backend's costs do not change between them.
@@ -413,18 +419,49 @@ class Drafter:
         return self._old_cache[first]
 
     def _lookup(self, context: Sequence[int]) -> Draft | None:
-        limit = self._limit("lookup")
-        if limit == 0:
-            return None
-        # Prefer the match nearest after the line the gen is most likely rewriting.
+        """Draft what follows the longest recent n-gram of ``context``: in the document first
+        (its old text), then in what the edit wrote, then in the instruction."""
+        # The tokens after the prompt only grow between calls (rejected drafts never enter).
+        self._written.extend(context[len(self._written.tokens) :])
+        # Prefer the document match nearest after the line the gen is most likely rewriting.
         preferred = self._line_start[min(self._cursor + max(self._generated, 0), self._n)]
+        limits = {source: self._limit(source) for source in ("lookup", "written", "instruction")}
         for size in range(min(self.config.max_ngram, len(context)), 0, -1):
-            starts = self._ngrams.get(tuple(context[-size:]))
-            if not starts:
-                continue
-            at = bisect_left(starts, preferred - size)
-            start = starts[at] if at < len(starts) else starts[0]
-            follow = self._doc_tokens[start + size : start + size + limit]
-            if follow:
-                return Draft(list(follow), source="lookup")
+            key = tuple(context[-size:])
+            starts = self._ngrams.get(key) if limits["lookup"] else None
+            if starts:
+                at = bisect_left(starts, preferred - size)
+                start = starts[at] if at < len(starts) else starts[0]
+                follow = self._doc_tokens[start + size : start + size + limits["lookup"]]
+                if follow:
+                    return Draft(list(follow), source="lookup")
+            for index, source in ((self._written, "written"), (self._instruction, "instruction")):
+                follow = index.follow(key, limits[source]) if limits[source] else []
+                if follow:
+                    return Draft(follow, source=source)
         return None
+
+
+class _NgramIndex:
+    """Tokens with the first start of each n-gram that has a continuation (the longest follow,
+    as prompt lookup takes it), extended in place: a lookup costs ``O(n + k)`` however long the
+    text grows."""
+
+    def __init__(self, max_ngram: int) -> None:
+        self.tokens: list[int] = []
+        self._first: dict[tuple[int, ...], int] = {}
+        self._max_ngram = max_ngram
+
+    def extend(self, tokens: Sequence[int]) -> None:
+        for token in tokens:
+            # The n-grams ending at the current last token gain a continuation now.
+            end = len(self.tokens)
+            for size in range(1, min(self._max_ngram, end) + 1):
+                self._first.setdefault(tuple(self.tokens[end - size : end]), end - size)
+            self.tokens.append(token)
+
+    def follow(self, key: tuple[int, ...], limit: int) -> list[int]:
+        start = self._first.get(key)
+        if start is None:
+            return []
+        return self.tokens[start + len(key) : start + len(key) + limit]

@@ -421,7 +421,7 @@ class EditSession:
         step = _Step(backend, constraint, lines, policy)
         stats = step.stats
         drafter = (Drafter(lines, backend.tokenize, self.token_bytes(), self.draft,
-                             self.syntax, self._draft_lengths)
+                           self.syntax, self._draft_lengths, instruction)
                    if self.draft.max_tokens else None)
         step.drafter = drafter
         stats.constraint_s += time.perf_counter() - started

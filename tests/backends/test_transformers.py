@@ -3,6 +3,7 @@ per module)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 
 import numpy as np
@@ -60,3 +61,22 @@ def test_truncate_to_zero_starts_a_fresh_cache(backend: object) -> None:
     backend.truncate(0)
     assert backend.cache.get_seq_length() == 0
     np.testing.assert_array_equal(backend.splice([FIRST_TEXT_ID, FIRST_TEXT_ID + 1]), first)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_small_batch_matmul_computes_what_linear_does(bias: bool) -> None:
+    import torch
+
+    from copygram.backends.transformers import SMALL_BATCH_ROWS, use_small_batch_matmul
+
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(torch.nn.Linear(24, 40, bias=bias), torch.nn.ReLU(),
+                                    torch.nn.Linear(40, 8, bias=bias))
+    routed = copy.deepcopy(reference)
+    assert use_small_batch_matmul(routed) == 2
+    for rows in range(1, SMALL_BATCH_ROWS + 3):  # both sides of the routed range
+        x = torch.randn(1, rows, 24)
+        with torch.inference_mode():
+            want, got = reference(x), routed(x)
+        assert got.shape == want.shape == (1, rows, 8)
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
