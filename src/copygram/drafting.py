@@ -69,10 +69,10 @@ class DraftLength:
     saves ``p + p**2 + ... + p**k`` decode steps; the best ``k`` maximises the difference.
     ``cost`` is learned from this stack's own forwards (mean time per size class, 1, 2, 3-4,
     5-8, ... tokens, piecewise linear between them), because its shape decides everything:
-    llama.cpp's Q4_1 on a CPU costs ~0.3-0.8 decode steps per extra token, so it drafts only
-    what is usually right; transformers on a CPU pays ~+50% to go from one token to two and
-    almost nothing more up to ten, so it drafts long or not at all, and always drafts fully
-    where the feed already holds several tokens (a copy being spliced). Acceptance rates are
+    llama.cpp's Q4_1 on a CPU costs ~0.5-1 decode steps per extra token, so it drafts only
+    what is usually right; transformers on a CPU (with the small-batch matmul) pays almost
+    nothing for 2-4 tokens and ~+40% at 8, so it drafts a few tokens nearly always, and always
+    drafts fully where the feed already holds several tokens (a copy being spliced). Acceptance rates are
     running means with a weak prior; until costs are known the first drafts are full probes.
     """
 
