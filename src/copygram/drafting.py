@@ -167,6 +167,31 @@ class DraftLength:
         return merged < verify + full / drafts * alone
 
 
+class NgramIndex:
+    """Tokens with the first start of each n-gram that has a continuation (the longest follow,
+    as prompt lookup takes it), extended in place: a lookup costs ``O(n + k)`` however long the
+    text grows."""
+
+    def __init__(self, max_ngram: int) -> None:
+        self.tokens: list[int] = []
+        self._first: dict[tuple[int, ...], int] = {}
+        self._max_ngram = max_ngram
+
+    def extend(self, tokens: Sequence[int]) -> None:
+        for token in tokens:
+            # The n-grams ending at the current last token gain a continuation now.
+            end = len(self.tokens)
+            for size in range(1, min(self._max_ngram, end) + 1):
+                self._first.setdefault(tuple(self.tokens[end - size : end]), end - size)
+            self.tokens.append(token)
+
+    def follow(self, key: tuple[int, ...], limit: int) -> list[int]:
+        start = self._first.get(key)
+        if start is None:
+            return []
+        return self.tokens[start + len(key) : start + len(key) + limit]
+
+
 class Drafter:
     """Drafts for one edit of one document, in ``syntax``."""
 
@@ -206,10 +231,10 @@ class Drafter:
                 self._ngrams.setdefault(key, []).append(start)
         # New text often repeats what the edit already wrote (a renamed name, a parallel line)
         # or what the instruction spells out: lookup there when the document has no match.
-        self._instruction = _NgramIndex(config.max_ngram)
+        self._instruction = NgramIndex(config.max_ngram)
         if config.gen and instruction:
             self._instruction.extend(tokenize(escape_gen_text(instruction)))
-        self._written = _NgramIndex(config.max_ngram)
+        self._written = NgramIndex(config.max_ngram)
         self._text_cache: dict[str, list[int]] = {}
         self._k: dict[str, int] = {}  # draft length per source, without ``adaptive``
         # Shared across the edits of a session: the backend's costs do not change between them.
@@ -440,28 +465,3 @@ class Drafter:
                 if follow:
                     return Draft(follow, source=source)
         return None
-
-
-class _NgramIndex:
-    """Tokens with the first start of each n-gram that has a continuation (the longest follow,
-    as prompt lookup takes it), extended in place: a lookup costs ``O(n + k)`` however long the
-    text grows."""
-
-    def __init__(self, max_ngram: int) -> None:
-        self.tokens: list[int] = []
-        self._first: dict[tuple[int, ...], int] = {}
-        self._max_ngram = max_ngram
-
-    def extend(self, tokens: Sequence[int]) -> None:
-        for token in tokens:
-            # The n-grams ending at the current last token gain a continuation now.
-            end = len(self.tokens)
-            for size in range(1, min(self._max_ngram, end) + 1):
-                self._first.setdefault(tuple(self.tokens[end - size : end]), end - size)
-            self.tokens.append(token)
-
-    def follow(self, key: tuple[int, ...], limit: int) -> list[int]:
-        start = self._first.get(key)
-        if start is None:
-            return []
-        return self.tokens[start + len(key) : start + len(key) + limit]

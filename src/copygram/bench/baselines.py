@@ -25,6 +25,7 @@ import time
 from collections.abc import Collection, Sequence
 
 from copygram.backends.base import Backend
+from copygram.drafting import NgramIndex
 from copygram.stats import RunStats
 
 __all__ = [
@@ -65,8 +66,9 @@ def find_candidate_pred_tokens(ids: Sequence[int], *, k: int = 10, max_ngram: in
 class PromptLookup:
     """Incremental prompt-lookup drafter: same drafts as :func:`find_candidate_pred_tokens`.
 
-    Keeps, for every n-gram size up to ``max_ngram``, the position of each n-gram's leftmost
-    occurrence, so a proposal costs ``O(max_ngram + k)`` instead of a scan of the whole context.
+    Keeps, for every n-gram up to ``max_ngram``, its leftmost occurrence that has a
+    continuation (:class:`~copygram.drafting.NgramIndex`), so a proposal costs
+    ``O(max_ngram + k)`` instead of a scan of the whole context.
     """
 
     def __init__(self, context: Sequence[int], *, k: int = 10, max_ngram: int = 3,
@@ -76,31 +78,22 @@ class PromptLookup:
         self.k = k
         self.max_ngram = max_ngram
         self._eos = frozenset(eos_token_ids)
-        self._ids: list[int] = []
-        self._first: list[dict[tuple[int, ...], int]] = [{} for _ in range(max_ngram + 1)]
+        self._index = NgramIndex(max_ngram)
         self.extend(context)
 
     @property
     def ids(self) -> list[int]:
-        return self._ids
+        return self._index.tokens
 
     def extend(self, ids: Sequence[int]) -> None:
-        for token in ids:
-            self._ids.append(token)
-            end = len(self._ids)
-            for size in range(1, min(self.max_ngram, end) + 1):
-                self._first[size].setdefault(tuple(self._ids[end - size:end]), end - size)
+        self._index.extend(ids)
 
     def propose(self) -> list[int]:
-        ids = self._ids
-        length = len(ids)
-        for size in range(min(self.max_ngram, length - 1), 0, -1):
-            idx = self._first[size].get(tuple(ids[length - size:]))
-            # The suffix itself is an occurrence; only an earlier one has a continuation.
-            if idx is None or idx + size >= length:
+        ids = self._index.tokens
+        for size in range(min(self.max_ngram, len(ids) - 1), 0, -1):
+            chosen = self._index.follow(tuple(ids[len(ids) - size :]), self.k)
+            if not chosen:
                 continue
-            start = idx + size
-            chosen = ids[start:min(start + self.k, length)]
             for cut, token in enumerate(chosen):
                 if token in self._eos:
                     return chosen[:cut]
