@@ -74,7 +74,7 @@ def test_small_batch_matmul_computes_what_linear_does(bias: bool) -> None:
                                     torch.nn.Linear(40, 8, bias=bias))
     routed = copy.deepcopy(reference)
     assert use_small_batch_matmul(routed) == 2
-    for rows in range(1, SMALL_BATCH_ROWS + 3):  # both sides of the routed range
+    for rows in range(1, SMALL_BATCH_ROWS + 3):  # one row (doubled), and both sides of the limit
         x = torch.randn(1, rows, 24)
         with torch.inference_mode():
             want, got = reference(x), routed(x)

@@ -9,9 +9,10 @@ The KV cache is a ``DynamicCache``. ``splice`` runs one forward over the span wi
 the only host sync is copying that row to the host. BOS: as in the llama.cpp backend, spans are
 spliced without BOS and the chat prompt carries it when the tokenizer wants one.
 
-On a CPU in float32 the model's linear layers compute forwards of 2-16 tokens as ``W @ x.T``
-(:func:`use_small_batch_matmul`): PyTorch's ``x @ W.T`` picks slow GEMM kernels at so few rows,
-and those forwards (a draft verified, forced markup appended) are copygram's most frequent.
+On a CPU in float32 two changes make short forwards (a decode step, a draft verified, forced
+markup appended: all of copygram's frequent ones) ~1.7x cheaper: linear layers compute up to 16
+tokens as ``W @ x.T`` (:func:`use_small_batch_matmul`), and a masked forward of several tokens
+lets SDPA share key/value heads instead of copying them (:func:`use_gqa_sdpa`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ from copygram.errors import BackendError, ConfigError, missing_dependency
 
 try:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
+    from transformers import AttentionInterface, AutoModelForCausalLM, AutoTokenizer, DynamicCache
+    from transformers.integrations.sdpa_attention import (
+        sdpa_attention_forward as _hf_sdpa_attention,
+    )
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
     from transformers.utils import logging as _hf_logging
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_dependency("transformers", "transformers") from exc
@@ -82,15 +87,15 @@ SMALL_BATCH_ROWS = 16
 
 
 def use_small_batch_matmul(model: torch.nn.Module, max_rows: int = SMALL_BATCH_ROWS) -> int:
-    """Route every linear layer of ``model`` through ``weight @ x.T`` for inputs of 2 to
-    ``max_rows`` rows (tokens); returns how many layers were routed.
+    """Route every linear layer of ``model`` through ``weight @ x.T`` for inputs of at most
+    ``max_rows`` rows (tokens), one row computed as two; returns how many layers were routed.
 
-    Why: for such inputs PyTorch's CPU ``linear`` (an fp32 GEMM with the activations on the
-    left) picks kernels that make a 2-token forward of SmolLM2-135M cost ~1.6 decode steps and
-    a 4-token one ~1.5 (the LM head alone: 7.5 ms for 1 row, 18 ms for 2); with the weight on the
-    left the same products take ~1.0 and ~0.9 decode steps (2 CPU cores, torch 2.13). One row
-    (a decode step) and longer inputs keep ``linear``. Results differ only in summation order
-    (~1e-5 in the logits)."""
+    Why: for so few rows PyTorch's CPU ``linear`` (an fp32 GEMV/GEMM with the activations on the
+    left) picks slow kernels: SmolLM2-135M's LM head took 7.5 ms for one row and 18 ms for two,
+    and a decode step ~45 ms at a 600-token context. With the weight on the left (and a single
+    row doubled, since the one-column product is the slow GEMV again) a decode step takes ~25 ms
+    and a forward of 2-4 tokens about the same (2 CPU cores, torch 2.13). Longer inputs keep
+    ``linear``. Results differ only in summation order (~1e-5 in the logits)."""
     routed = 0
     for module in model.modules():
         if isinstance(module, torch.nn.Linear):
@@ -101,12 +106,53 @@ def use_small_batch_matmul(model: torch.nn.Module, max_rows: int = SMALL_BATCH_R
 
 def _small_batch_linear(layer: torch.nn.Linear, max_rows: int, x: torch.Tensor) -> torch.Tensor:
     rows = x.numel() // x.shape[-1]
-    if not 1 < rows <= max_rows:
+    if rows > max_rows:
         return torch.nn.functional.linear(x, layer.weight, layer.bias)
-    out = (layer.weight @ x.reshape(rows, x.shape[-1]).T).T
+    flat = x.reshape(rows, x.shape[-1])
+    if rows == 1:
+        flat = torch.cat([flat, flat])
+    # Contiguous again: attention reads these rows as heads, and SDPA's fused CPU kernel wants
+    # a unit stride in the head dimension (a transposed view sends it to the slow math path).
+    out = (layer.weight @ flat.T)[:, :rows].T.contiguous()
     if layer.bias is not None:
         out = out + layer.bias
     return out.reshape(*x.shape[:-1], out.shape[-1])
+
+
+GQA_SDPA = "copygram_gqa_sdpa"
+
+
+def _gqa_sdpa_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
+                        value: torch.Tensor, attention_mask: torch.Tensor | None,
+                        **kwargs: Any) -> tuple[torch.Tensor, None]:
+    """transformers' ``sdpa`` attention, except that a masked forward of several tokens lets
+    SDPA share the key/value heads (``enable_gqa``) instead of copying them per query head."""
+    groups = int(getattr(module, "num_key_value_groups", 1))
+    if (attention_mask is None or query.shape[2] == 1 or groups == 1
+            or kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None):
+        return _hf_sdpa_attention(module, query, key, value, attention_mask, **kwargs)
+    out = torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=attention_mask, dropout_p=float(kwargs.get("dropout", 0.0)),
+        scale=kwargs.get("scaling"), enable_gqa=True,
+    )
+    return out.transpose(1, 2).contiguous(), None
+
+
+def use_gqa_sdpa(model: Any) -> bool:
+    """Switch a model on transformers' ``sdpa`` attention to :func:`_gqa_sdpa_attention`.
+
+    Why: for a masked forward (any forward of 2+ tokens after a cached prefix) transformers
+    copies each key/value head once per query head it serves (``repeat_kv``): at a 1,500-token
+    context that copy made a 2-token forward of SmolLM2-135M (3 key/value heads for 9 query
+    heads) cost ~10 ms more than a decode step on 2 CPU cores. Returns whether it switched."""
+    if getattr(model.config, "_attn_implementation", None) != "sdpa":
+        return False
+    AttentionInterface.register(GQA_SDPA, _gqa_sdpa_attention)
+    # Without a mask function of its own, transformers treats the name as an external kernel
+    # that needs no mask; this one takes the masks sdpa takes.
+    AttentionMaskInterface.register(GQA_SDPA, sdpa_mask)
+    model.set_attn_implementation(GQA_SDPA)
+    return True
 
 
 class TransformersBackend:
@@ -153,6 +199,7 @@ class TransformersBackend:
         self.model: Any = lm.to(self.device).eval()
         if self.device == "cpu" and self.dtype == torch.float32:
             use_small_batch_matmul(self.model)
+            use_gqa_sdpa(self.model)
         self.model_path = path
         max_pos = int(getattr(self.model.config, "max_position_embeddings", DEFAULT_N_CTX))
         self._n_ctx = n_ctx if n_ctx is not None else min(DEFAULT_N_CTX, max_pos)
