@@ -128,8 +128,9 @@ def _gqa_sdpa_attention(module: torch.nn.Module, query: torch.Tensor, key: torch
     """transformers' ``sdpa`` attention, except that a masked forward of several tokens lets
     SDPA share the key/value heads (``enable_gqa``) instead of copying them per query head."""
     groups = int(getattr(module, "num_key_value_groups", 1))
+    extras = ("position_bias", "softcap", "s_aux")  # terms plain SDPA cannot apply
     if (attention_mask is None or query.shape[2] == 1 or groups == 1
-            or kwargs.get("position_bias") is not None or kwargs.get("softcap") is not None):
+            or any(kwargs.get(name) is not None for name in extras)):
         return _hf_sdpa_attention(module, query, key, value, attention_mask, **kwargs)
     out = torch.nn.functional.scaled_dot_product_attention(
         query, key, value, attn_mask=attention_mask, dropout_p=float(kwargs.get("dropout", 0.0)),
