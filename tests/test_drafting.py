@@ -150,9 +150,16 @@ def test_lookup_falls_back_to_what_the_edit_wrote_then_to_the_instruction() -> N
     assert text_of(d.propose(program, tokenize(program))) == "X_VALUE."
 
 
+def test_after_a_copy_to_the_end_only_an_appended_gen_is_drafted() -> None:
+    everything = f'<copy lines="1-{N}"/>'
+    for partial, rest in (("", "<gen>"), ("<", "gen>"), ("<ge", "n>")):
+        draft = drafter().propose(everything + partial, tokenize(everything + partial))
+        assert draft is not None and draft.source == "append" and text_of(draft) == rest
+
+
 def test_nothing_to_propose() -> None:
     everything = f'<copy lines="1-{N}"/>'
-    assert drafter().propose(everything, tokenize(everything)) is None  # the document is used up
+    assert drafter(gen=False).propose(everything, tokenize(everything)) is None  # used up
     assert drafter(gen=False).propose('<copy lines="1-2"/>', []) is None
     assert drafter(tags=False).propose("", []) is None
     rewritten_to_the_end = f'<copy lines="1-{N - 1}"/><gen>    passed\n</gen>'

@@ -289,7 +289,9 @@ class Drafter:
             if not self.config.gen:
                 return None
             return self._old_text(partial[len(self._syntax.gen_open):]) or self._lookup(context)
-        if not self.config.tags or self._cursor >= self._n:
+        if self._cursor >= self._n:
+            return self._append(partial)
+        if not self.config.tags:
             return None
         start = self._cursor + 1 + max(self._generated, 0)
         if start > self._n and not self._last_was_copy:
@@ -319,6 +321,16 @@ class Drafter:
         # "Nothing changes" at the start of a program is rarely right (an edit was asked for);
         # "the rest is unchanged" after a gen often is: learn their rates apart.
         return self._capped(tokens, closes, "tag" if self._parsed_upto else "whole")
+
+    def _append(self, partial: str) -> Draft | None:
+        """After a copy that reached the end of the document only new text (or the end of the
+        program) can follow: draft the rest of the gen tag."""
+        gen_open = self._syntax.gen_open
+        if not (self._last_was_copy and self.config.gen and gen_open.startswith(partial)):
+            return None
+        limit = self._limit("append")
+        tokens = self._tokens(gen_open[len(partial) :])[:limit]
+        return Draft(tokens, source="append") if tokens else None
 
     def _capped(self, tokens: list[int], closes: LineRange | None, source: str) -> Draft | None:
         """A draft of at most the source's length; a cut draft no longer closes its copy."""
