@@ -185,6 +185,9 @@ class NgramIndex:
                 self._first.setdefault(tuple(self.tokens[end - size : end]), end - size)
             self.tokens.append(token)
 
+    def has(self, key: tuple[int, ...]) -> bool:
+        return key in self._first
+
     def follow(self, key: tuple[int, ...], limit: int) -> list[int]:
         start = self._first.get(key)
         if start is None:
@@ -302,8 +305,7 @@ class Drafter:
             if not self.config.gen:
                 return None
             text = self._syntax.gen_open + escape_gen_text(self._lines[self._cursor])
-            limit = self._limit("next")
-            return Draft(self._tokens(text)[:limit], source="next") if limit else None
+            return self._capped(self._tokens(text), None, "next")
         hypothesis = self._syntax.render_copy(start, self._n)
         closes = LineRange(start, self._n)
         match = self._partial_copy.match(partial)
@@ -328,9 +330,7 @@ class Drafter:
         gen_open = self._syntax.gen_open
         if not (self._last_was_copy and self.config.gen and gen_open.startswith(partial)):
             return None
-        limit = self._limit("append")
-        tokens = self._tokens(gen_open[len(partial) :])[:limit]
-        return Draft(tokens, source="append") if tokens else None
+        return self._capped(self._tokens(gen_open[len(partial) :]), None, "append")
 
     def _capped(self, tokens: list[int], closes: LineRange | None, source: str) -> Draft | None:
         """A draft of at most the source's length; a cut draft no longer closes its copy."""
@@ -462,18 +462,26 @@ class Drafter:
         self._written.extend(context[len(self._written.tokens) :])
         # Prefer the document match nearest after the line the gen is most likely rewriting.
         preferred = self._line_start[min(self._cursor + max(self._generated, 0), self._n)]
-        limits = {source: self._limit(source) for source in ("lookup", "written", "instruction")}
+        # A source's length is asked only where it has a match: asking costs a pass over the
+        # cost curve and counts towards the source's next probe.
+        limits: dict[str, int] = {}
+
+        def limit(source: str) -> int:
+            if source not in limits:
+                limits[source] = self._limit(source)
+            return limits[source]
+
         for size in range(min(self.config.max_ngram, len(context)), 0, -1):
             key = tuple(context[-size:])
-            starts = self._ngrams.get(key) if limits["lookup"] else None
-            if starts:
+            starts = self._ngrams.get(key)
+            if starts and limit("lookup"):
                 at = bisect_left(starts, preferred - size)
                 start = starts[at] if at < len(starts) else starts[0]
-                follow = self._doc_tokens[start + size : start + size + limits["lookup"]]
+                follow = self._doc_tokens[start + size : start + size + limit("lookup")]
                 if follow:
                     return Draft(list(follow), source="lookup")
             for index, source in ((self._written, "written"), (self._instruction, "instruction")):
-                follow = index.follow(key, limits[source]) if limits[source] else []
+                follow = index.follow(key, limit(source)) if index.has(key) else []
                 if follow:
                     return Draft(follow, source=source)
         return None
