@@ -58,6 +58,24 @@ def test_run_row_accounts_every_approach(rotate: int) -> None:
     assert line["speedup"][FULL] == pytest.approx(1.0)
 
 
+def test_repeats_keep_each_approach_fastest_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from copygram.bench import e2e
+
+    walls = iter([0.5, 0.2, 0.9])  # full's three runs: the second is kept
+
+    def full(backend: object, target: list[int]) -> RunStats:
+        return RunStats(output_tokens=len(target), wall_s=next(walls))
+
+    monkeypatch.setattr(e2e, "full_regeneration", full)
+    backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER))
+    result = run_row(backend, EditSession(backend), _row(), [10], repeats=3)
+    assert result.stats[FULL].wall_s == 0.2
+    assert next(walls, None) is None  # every repeat ran full once
+    assert set(result.stats) == set(approaches([10]))
+    with pytest.raises(ConfigError, match="repeats"):
+        run_row(backend, EditSession(backend), _row(), [10], repeats=0)
+
+
 def test_summary_layout_and_table(tmp_path: Path) -> None:
     results = [_run(i)[1] for i in range(2)]
     summary = summarize(results, [10, 32])
