@@ -10,10 +10,10 @@ demo: bootstrap
 	$(VENV)/bin/copygram edit examples/fizzbuzz.py -i "Make fizzbuzz return the strings instead of printing them" --show-program
 
 test: bootstrap
-	$(VENV)/bin/mypy --strict src
+	$(VENV)/bin/mypy --strict src tests
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/python -m pytest
 
 lint: bootstrap
-	$(VENV)/bin/mypy --strict src
+	$(VENV)/bin/mypy --strict src tests
 	$(VENV)/bin/ruff check src tests

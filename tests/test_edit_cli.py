@@ -48,7 +48,7 @@ def use_session(monkeypatch: pytest.MonkeyPatch, make: Callable[[], EditSession]
 
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    return use_session(monkeypatch, lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM)))  # type: ignore[arg-type]
+    return use_session(monkeypatch, lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM)))
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def test_in_place_generation_error_leaves_the_file_byte_identical(
     monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     use_session(monkeypatch,
-                lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM), max_new_tokens=4))  # type: ignore[arg-type]
+                lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM), max_new_tokens=4))
     assert run_cli([str(doc), "-i", "x", "--in-place"]) == 1
     assert "max_new_tokens" in capsys.readouterr().err
     _assert_untouched(doc)
@@ -129,7 +129,7 @@ def test_in_place_generation_error_leaves_the_file_byte_identical(
 def test_in_place_ctrl_c_mid_edit_leaves_the_file_byte_identical(
     monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    use_session(monkeypatch, lambda: EditSession(_InterruptingBackend(DOCUMENT, PROGRAM)))  # type: ignore[arg-type]
+    use_session(monkeypatch, lambda: EditSession(_InterruptingBackend(DOCUMENT, PROGRAM)))
     assert run_cli([str(doc), "-i", "x", "--in-place"]) == 130
     assert "interrupted" in capsys.readouterr().err
     _assert_untouched(doc)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 
 from copygram import Copy, CopygramError, Gen, Program, ProgramSyntaxError, parse
-from copygram.program import escape_gen_text, unescape_gen_text
+from copygram.program import Op, escape_gen_text, unescape_gen_text
 from copygram.syntaxes import get_syntax, syntax_names
 from tests.strategies import programs, texts
 
@@ -17,7 +17,8 @@ def test_render_is_the_paper_syntax() -> None:
 
 
 def test_program_is_an_immutable_sequence() -> None:
-    program = Program(iter([Gen("a"), Copy(2, 4)]))
+    ops: list[Op] = [Gen("a"), Copy(2, 4)]
+    program = Program(iter(ops))
     assert len(program) == 2 and program[1] == Copy(2, 4)
     assert program[:1] == Program([Gen("a")])
     assert program == Program([Gen("a"), Copy(2, 4)]) and hash(program) == hash(Program(program))

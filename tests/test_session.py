@@ -113,14 +113,14 @@ def test_empty_document_and_oversized_document_fail_before_model_work() -> None:
         session_for("", Program()).edit("", "x")
     backend = ScriptedBackend(DOCUMENT, PROGRAM, context_length=50)
     with pytest.raises(DocumentError, match="n_ctx"):
-        EditSession(backend).edit(DOCUMENT, "x")  # type: ignore[arg-type]
+        EditSession(backend).edit(DOCUMENT, "x")
     assert backend.calls == []
 
 
 def test_bad_session_arguments() -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM)
     with pytest.raises(ConfigError):
-        EditSession(backend, engine="nope")  # type: ignore[arg-type]
+        EditSession(backend, engine="nope")
     with pytest.raises(ConfigError):
         EditSession.from_config({"backend": "llamacpp", "colour": "red"})
 
@@ -137,7 +137,7 @@ def test_scripted_model_loses_track_when_fed_wrong_tokens() -> None:
 @pytest.mark.parametrize("draft", [NO_DRAFT, FIXED], ids=["plain", "drafted"])
 def test_compact_syntax_runs_the_same_loop(draft: DraftConfig) -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM, syntax="compact")
-    session = EditSession(backend, syntax="compact", draft=draft)  # type: ignore[arg-type]
+    session = EditSession(backend, syntax="compact", draft=draft)
     result = session.edit(DOCUMENT, "x")
     assert result.program == PROGRAM and result.program_text == PROGRAM.render("compact")
     prompt_len = len(backend.calls[0].ids)

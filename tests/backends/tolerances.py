@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max())
-    return e / e.sum()
+def _softmax(x: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]:
+    e = np.exp(x - x.max(), dtype=np.float64)
+    result: npt.NDArray[np.float64] = e / e.sum()
+    return result
 
 
 def assert_logits_close(got: np.ndarray, want: np.ndarray, *, atol: float, tv: float) -> None:

@@ -49,7 +49,7 @@ class FakeBackend:
         return len(self._cache)
 
     @property
-    def cache(self) -> list[int]:
+    def cached_ids(self) -> list[int]:
         return list(self._cache)
 
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:

@@ -30,7 +30,7 @@ def test_full_regeneration_feeds_every_target_token_once(prompt: list[int], targ
                                                          ) -> None:
     backend = _prefilled(prompt)
     stats = full_regeneration(backend, target)
-    assert backend.cache == prompt + target
+    assert backend.cached_ids == prompt + target
     assert stats.forwards == len(target) == stats.decoded_tokens == stats.output_tokens
     assert all(call == ("decode", 1) for call in backend.calls)
     assert stats.drafted_tokens == 0
@@ -41,7 +41,7 @@ def test_prompt_lookup_accepts_exactly_the_teacher_tokens(
         prompt: list[int], target: list[int], k: int, max_ngram: int) -> None:
     backend = _prefilled(prompt)
     stats = prompt_lookup(backend, prompt, target, k=k, max_ngram=max_ngram)
-    assert backend.cache == prompt + target  # rejected drafts were truncated
+    assert backend.cached_ids == prompt + target  # rejected drafts were truncated
     assert stats.forwards <= len(target)
     assert stats.forwards == len(backend.calls)
     assert stats.decoded_tokens + stats.drafted_tokens == len(target) == stats.output_tokens
@@ -77,7 +77,7 @@ def test_copying_the_prompt_takes_about_n_over_k_forwards(k: int) -> None:
     prompt = [1, 2, 3, *document]
     backend = _prefilled(prompt)
     stats = prompt_lookup(backend, prompt, document, k=k)
-    assert backend.cache == prompt + document
+    assert backend.cached_ids == prompt + document
     full = -(-len(document) // (k + 1))
     assert full <= stats.forwards <= full + 1
     assert stats.forwards * (k + 1) >= len(document) > (stats.forwards - 2) * (k + 1)
@@ -87,4 +87,4 @@ def test_empty_target_costs_nothing() -> None:
     backend = _prefilled([1, 2])
     assert full_regeneration(backend, []).forwards == 0
     assert prompt_lookup(backend, [1, 2], []).forwards == 0
-    assert backend.cache == [1, 2]
+    assert backend.cached_ids == [1, 2]
