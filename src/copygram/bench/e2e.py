@@ -201,6 +201,11 @@ def oracle_kind(name: str) -> str:
     return str(VARIANTS.get(variant, {}).get("oracle", "tokens"))
 
 
+def check_repeats(repeats: int) -> None:
+    if repeats < 1:
+        raise ConfigError(f"repeats must be >= 1, got {repeats}")
+
+
 def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], row: EditRow,
             ks: Sequence[int], curve: KernelCurve | None = None, rotate: int = 0,
             repeats: int = 1) -> RowResult:
@@ -210,8 +215,7 @@ def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], 
     once more each time) and each approach keeps its fastest run: timing noise on a shared
     machine only ever adds time, and a round takes seconds, so every approach sees the same
     machine. The modelled bound is that of the default copygram session's kept run."""
-    if repeats < 1:
-        raise ConfigError(f"repeats must be >= 1, got {repeats}")
+    check_repeats(repeats)
     sessions = session if isinstance(session, Mapping) else {COPYGRAM: session}
     result = RowResult(row.dataset, row.id)
     target = backend.tokenize(row.after) if row.after else []
@@ -422,8 +426,7 @@ def run(args: argparse.Namespace) -> int:
     if args.formats_only:
         return _run_formats(args, rows)
     ks = _parse_ks(args.k)
-    if args.repeats < 1:
-        raise ConfigError(f"--repeats must be >= 1, got {args.repeats}")
+    check_repeats(args.repeats)  # before the model loads
     from copygram.backends import load
 
     config: dict[str, object] = {"backend": args.backend, "model": args.model,
