@@ -99,6 +99,32 @@ def test_a_gen_that_completes_a_line_may_end_and_copy_the_rest() -> None:
     assert text_of(drafter().propose(last, tokenize(last))) == "</gen>"
 
 
+def test_once_the_close_tag_is_begun_the_rest_of_it_and_the_next_copy_are_drafted() -> None:
+    # Not old text: "</ge" says the gen ends, whatever the alignment with the old lines.
+    program = '<copy lines="1-1"/><gen>    return x - 1\n</ge'
+    draft = drafter().propose(program, tokenize(program))
+    assert text_of(draft) == f'n><copy lines="3-{N}"/>'
+    assert draft is not None and draft.closes == LineRange(3, N) and draft.source == "closing"
+    last = '<copy lines="1-6"/><gen>    passed\n</gen'
+    assert text_of(drafter().propose(last, tokenize(last))) == ">"
+
+
+def test_a_gen_close_and_the_copy_after_it_are_drafted_as_one_text() -> None:
+    # The worked example in the prompt tokenizes "</gen><copy" with the token "><": a model
+    # writes that, so drafting "</gen>" and "<copy" apart would be rejected at ">".
+    vocabulary = [*BYTES, b"><"]
+
+    def merging(text: str) -> list[int]:
+        pieces = text.encode("utf-8").split(b"><")
+        return [t for i, piece in enumerate(pieces) for t in ([256] if i else []) + list(piece)]
+
+    d = Drafter(LINES, merging, vocabulary, DraftConfig(max_tokens=64, adaptive=False))
+    program = '<copy lines="1-1"/><gen>    return x - 1\n'
+    draft = d.propose(program, merging(program))
+    assert draft is not None and 256 in draft.tokens
+    assert b"".join(vocabulary[t] for t in draft.tokens) == f'</gen><copy lines="3-{N}"/>'.encode()
+
+
 def test_old_text_is_followed_escaped_and_incrementally() -> None:
     d = drafter()
     head = '<copy lines="1-5"/><gen>'

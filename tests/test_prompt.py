@@ -76,3 +76,12 @@ def test_default_prompt_holds_the_instruction_and_every_line_number(
     assert number_lines(document) in task
     # The language is described in the chosen syntax.
     assert get_syntax(syntax).render_op(Copy(1, 2)).split("1")[0] in prompt
+
+
+def test_the_worked_example_can_be_left_out() -> None:
+    document, instruction = "a\nb\n", "Swap the lines."
+    full = DefaultPromptBuilder().messages(document, instruction)
+    bare = DefaultPromptBuilder(with_example=False).messages(document, instruction)
+    assert [m["role"] for m in full] == ["system", "user", "assistant", "user"]
+    assert [m["role"] for m in bare] == ["system", "user"]
+    assert bare == [full[0], full[-1]]

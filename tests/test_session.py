@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +13,7 @@ from copygram.drafting import DraftConfig
 from copygram.errors import ConfigError
 from copygram.lines import split_lines
 from copygram.prompt import program_in_context
-from copygram.session import CopyEvent, DoneEvent, EditSession, GenTokenEvent
+from copygram.session import CopyEvent, DoneEvent, EditSession, GenTokenEvent, TeacherPolicy
 from tests.strategies import programs, texts
 
 DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\r\nend"
@@ -123,6 +124,10 @@ def test_bad_session_arguments() -> None:
         EditSession(backend, engine="nope")
     with pytest.raises(ConfigError):
         EditSession.from_config({"backend": "llamacpp", "colour": "red"})
+    # Checked before any model loads: "false" as a string would otherwise read as true.
+    for key in ("splice_forced", "prompt_example"):
+        with pytest.raises(ConfigError, match=f"{key}.*true or false"):
+            EditSession.from_config({"backend": "llamacpp", key: "false"})
 
 
 def test_scripted_model_loses_track_when_fed_wrong_tokens() -> None:
@@ -145,6 +150,32 @@ def test_compact_syntax_runs_the_same_loop(draft: DraftConfig) -> None:
         program_in_context(PROGRAM, DOCUMENT, "compact").encode())
     lines_run = session_for(DOCUMENT, PROGRAM, draft=draft).edit(DOCUMENT, "x")
     assert result.stats.program_tokens < lines_run.stats.program_tokens
+
+
+def test_teacher_writes_the_program_as_the_tokenizer_splits_it_except_across_a_copy_close() -> None:
+    # "><" is how the worked example tokenizes "</gen><copy"; '"/><' would put the next op's
+    # "<" before the lines the copy splices, so the teacher never writes it.
+    vocabulary = [*(bytes([i]) for i in range(256)), b"><", b'"/><']
+
+    class Merging:
+        def tokenize(self, text: str, special: bool = False) -> list[int]:
+            data, out = text.encode("utf-8"), []
+            while data:
+                token = next((t for t in (257, 256) if data.startswith(vocabulary[t])), data[0])
+                out.append(token)
+                data = data[len(vocabulary[token]):]
+            return out
+
+    program = Program([Copy(1, 1), Gen("x\n"), Copy(3, 4), Gen("y\n")])
+    teacher = TeacherPolicy(program, "lines", Merging(), frozenset({999}),  # type: ignore[arg-type]
+                            vocabulary)
+    allowed = np.ones(len(vocabulary), dtype=np.bool_)
+    written: list[int] = []
+    while len(b"".join(vocabulary[t] for t in written)) < len(program.render()):
+        written.append(teacher.choose(np.zeros(len(vocabulary), dtype=np.float32), allowed))
+        teacher.advance(written[-1])
+    assert b"".join(vocabulary[t] for t in written) == program.render().encode()
+    assert written.count(256) == 1 and 257 not in written
 
 
 def test_second_edit_reuses_the_cached_prompt_prefix() -> None:

@@ -17,6 +17,7 @@ from copygram.backends.base import Backend
 from copygram.drafting import DraftConfig
 from copygram.errors import BackendError
 from copygram.lines import split_lines
+from copygram.prompt import DefaultPromptBuilder
 from copygram.session import EditResult, EditSession
 
 BACKENDS = [
@@ -134,3 +135,16 @@ def test_outlines_engine_on_llamacpp(backend: Backend, doc: int) -> None:
     assert_valid_and_consistent(backend, doc, result, n_cached)
     # Both engines mask the same language, so greedy decoding writes the same program.
     assert result.program_text == run_edit(backend, doc, "drafted")[0].program_text
+
+
+@pytest.mark.llamacpp
+def test_config_can_leave_the_worked_example_out() -> None:
+    try:
+        session = EditSession.from_config({"backend": "llamacpp", "prompt_example": False})
+    except BackendError as exc:
+        pytest.skip(str(exc))
+    assert session.prompt_builder == DefaultPromptBuilder(with_example=False)
+    full = EditSession(session.backend)
+    document, instruction = DOCS[0]
+    shorter = len(session._prompt_ids(document, instruction))
+    assert shorter < len(full._prompt_ids(document, instruction)) - 100

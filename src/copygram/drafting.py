@@ -291,7 +291,12 @@ class Drafter:
         if partial.startswith(self._syntax.gen_open):
             if not self.config.gen:
                 return None
-            return self._old_text(partial[len(self._syntax.gen_open):]) or self._lookup(context)
+            text = partial[len(self._syntax.gen_open):]
+            # Gen text holds no "<": one starts the close tag.
+            cut = text.find("<")
+            if cut >= 0:
+                return self._closing(text[:cut], text[cut:]) if self.config.tags else None
+            return self._old_text(text) or self._lookup(context)
         if self._cursor >= self._n:
             return self._append(partial)
         if not self.config.tags:
@@ -437,17 +442,26 @@ class Drafter:
     def _rate(self, source: str) -> float:
         return self.lengths.acceptance(source) if self.lengths is not None else 0.5
 
-    def _close(self, start: int) -> Draft | None:
-        """Draft closing the gen and copying lines ``start``.. to the end of the document."""
+    def _close(self, start: int, written: str = "", source: str = "close") -> Draft | None:
+        """Draft closing the gen (past the ``written`` start of its close tag) and copying lines
+        ``start``.. to the end of the document."""
         syntax = self._syntax
+        rest = syntax.gen_close[len(written):]
         if start > self._n:
-            tokens, closes = self._tokens(syntax.gen_close), None
+            tokens, closes = self._tokens(rest), None
         else:
-            # Op by op, as a model writes them: no token spans two ops.
-            tokens = (self._tokens(syntax.gen_close)
-                      + self._tokens(syntax.render_copy(start, self._n)))
+            # As one text, the way the worked example in the prompt tokenizes it (`</gen><copy`
+            # holds the token `><`): a model writes what it has read.
+            tokens = self._tokens(rest + syntax.render_copy(start, self._n))
             closes = LineRange(start, self._n)
-        return self._capped(tokens, closes, "close")
+        return self._capped(tokens, closes, source) if tokens else None
+
+    def _closing(self, text: str, written: str) -> Draft | None:
+        """The gen's close tag is begun (``written``, after its ``text``): the gen ends here, so
+        draft the rest of the tag and the copy of the lines after those it rewrote (learnt
+        apart from :meth:`_close`, which also guesses that the gen ends)."""
+        first = min(self._cursor + max(self._generated, 0), self._n)
+        return self._close(first + len(split_lines(text)) + 1, written, "closing")
 
     def _old_from(self, first: int) -> str:
         """The escaped text of the document from line ``first`` (0-based), a few lines' worth."""

@@ -22,7 +22,7 @@ import numpy.typing as npt
 from copygram.drafting import DraftConfig, Drafter, DraftLength
 from copygram.errors import ConfigError, DocumentError, GenerationError
 from copygram.lines import split_lines
-from copygram.program import Program
+from copygram.program import Copy, Program
 from copygram.prompt import DefaultPromptBuilder, PromptBuilder
 from copygram.resolve import resolve
 from copygram.sampling import Sampler, Sampling
@@ -123,9 +123,11 @@ class _SamplingPolicy:
 class TeacherPolicy:
     """Chooses the tokens of a given program text, as a perfect model would.
 
-    Each op's text is tokenized canonically (the backend's tokenizer, op by op so that no token
-    spans two ops); when the grammar forces tokens that split the text differently, the rest of
-    the op is tokenized again from where the forced tokens ended.
+    The program text is tokenized canonically (the backend's tokenizer) a stretch at a time, each
+    ending at a copy's close: the copied lines are spliced right after it, so no token spans it,
+    while across the other op boundaries a model writes what it read in the worked example
+    (``</gen><copy`` holds the token ``><``). When the grammar forces tokens that split the text
+    differently, the rest of the stretch is tokenized again from where they ended.
     """
 
     def __init__(self, program: Program, syntax: str, backend: Backend, eos_ids: frozenset[int],
@@ -136,6 +138,7 @@ class TeacherPolicy:
         self._eos_ids = eos_ids
         rendered = get_syntax(syntax).render
         self._ops = [rendered(Program([op])).encode("utf-8") for op in program]
+        self._is_copy = [isinstance(op, Copy) for op in program]
         self._op = 0
         self._offset = 0  # bytes of self._ops[self._op] already consumed
         self._queue: list[int] = []
@@ -144,7 +147,10 @@ class TeacherPolicy:
         while self._op < len(self._ops) and self._offset >= len(self._ops[self._op]):
             self._op, self._offset = self._op + 1, 0
         if self._op < len(self._ops):
-            rest = self._ops[self._op][self._offset :]
+            end = self._op
+            while not self._is_copy[end] and end + 1 < len(self._ops):
+                end += 1
+            rest = self._ops[self._op][self._offset :] + b"".join(self._ops[self._op + 1 : end + 1])
             self._queue = self._backend.tokenize(rest.decode("utf-8", errors="surrogateescape"))
 
     def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
@@ -168,20 +174,15 @@ class TeacherPolicy:
     def advance(self, token_id: int) -> None:
         if token_id in self._eos_ids:
             return
-        piece = self._token_bytes[token_id]
-        current = self._ops[self._op] if self._op < len(self._ops) else b""
-        if not current[self._offset :].startswith(piece):
-            # A forced token may span into the next op; follow it byte by byte.
-            remaining = piece
-            while remaining:
-                take = min(len(remaining), len(self._ops[self._op]) - self._offset)
-                self._offset += take
-                remaining = remaining[take:]
-                if self._offset >= len(self._ops[self._op]) and remaining:
-                    self._op, self._offset = self._op + 1, 0
-            self._queue = []
-            return
-        self._offset += len(piece)
+        # Follow the token's bytes, into the next ops where it spans their boundary (`><`, or a
+        # forced token).
+        remaining = len(self._token_bytes[token_id])
+        while remaining:
+            if self._offset >= len(self._ops[self._op]):
+                self._op, self._offset = self._op + 1, 0
+            take = min(remaining, len(self._ops[self._op]) - self._offset)
+            self._offset += take
+            remaining -= take
         if self._queue and self._queue[0] == token_id:
             self._queue.pop(0)
         else:
@@ -191,7 +192,7 @@ class TeacherPolicy:
 # --- the session ---------------------------------------------------------------------------------
 
 _SESSION_KEYS = {"engine", "syntax", "temperature", "top_p", "seed", "max_new_tokens",
-                 "splice_forced", "draft_tokens", "draft_ngram"}
+                 "splice_forced", "draft_tokens", "draft_ngram", "prompt_example"}
 
 
 class _Step:
@@ -310,7 +311,8 @@ class EditSession:
     def from_config(cls, config: Mapping[str, object] | str | Path) -> EditSession:
         """A session from a dict or a TOML file. Session keys: ``engine``, ``syntax``,
         ``temperature``, ``top_p``, ``seed``, ``max_new_tokens``, ``splice_forced``,
-        ``draft_tokens`` (0 turns speculative drafts off), ``draft_ngram``; every other
+        ``draft_tokens`` (0 turns speculative drafts off), ``draft_ngram``, ``prompt_example``
+        (false drops the worked example from the prompt: ~140 tokens less context); every other
         key configures the backend (see :func:`copygram.backends.load`). Loading the default
         model takes ~0.2 s on llama.cpp, ~15 s on Transformers."""
         from copygram.backends import CONFIG_KEYS, load
@@ -328,22 +330,23 @@ class EditSession:
                 f"unknown config key(s) {sorted(unknown)}; valid keys are "
                 f"{sorted(_SESSION_KEYS | set(CONFIG_KEYS))} (see docs/config.md)"
             )
-        backend = load({k: v for k, v in config.items() if k in CONFIG_KEYS})
+        # Every session value is checked before the model loads (seconds).
         sampling = Sampling(
             temperature=_number(config, "temperature", 0.0),
             top_p=_number(config, "top_p", 1.0),
             seed=int(_number(config, "seed", 0)),
         )
-        return cls(
-            backend,
-            engine=str(config.get("engine", "llguidance")),
-            syntax=str(config.get("syntax", DEFAULT_SYNTAX)),
-            sampling=sampling,
-            max_new_tokens=int(_number(config, "max_new_tokens", 4096)),
-            splice_forced=bool(config.get("splice_forced", True)),
-            draft=DraftConfig(max_tokens=int(_number(config, "draft_tokens", DraftConfig.max_tokens)),
-                              max_ngram=int(_number(config, "draft_ngram", 3))),
-        )
+        syntax = str(config.get("syntax", DEFAULT_SYNTAX))
+        prompt_builder = DefaultPromptBuilder(
+            syntax=syntax, with_example=_flag(config, "prompt_example", True))
+        max_new_tokens = int(_number(config, "max_new_tokens", 4096))
+        splice_forced = _flag(config, "splice_forced", True)
+        draft = DraftConfig(max_tokens=int(_number(config, "draft_tokens", DraftConfig.max_tokens)),
+                            max_ngram=int(_number(config, "draft_ngram", 3)))
+        backend = load({k: v for k, v in config.items() if k in CONFIG_KEYS})
+        return cls(backend, engine=str(config.get("engine", "llguidance")), syntax=syntax,
+                   sampling=sampling, prompt_builder=prompt_builder,
+                   max_new_tokens=max_new_tokens, splice_forced=splice_forced, draft=draft)
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -563,6 +566,13 @@ def _number(config: Mapping[str, object], key: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"config key {key!r} must be a number, got {value!r}")
     return float(value)
+
+
+def _flag(config: Mapping[str, object], key: str, default: bool) -> bool:
+    value = config.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"config key {key!r} must be true or false, got {value!r}")
+    return value
 
 
 __all__ = ["CopyEvent", "DoneEvent", "EditResult", "EditSession", "Event", "GenTokenEvent",

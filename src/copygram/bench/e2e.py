@@ -170,6 +170,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "drafts": {"oracle": "chars"},  # + speculative drafts, still the character oracle
     "compact": {"syntax": "compact"},  # everything, in the compact syntax
     "draft32": {"draft_tokens": 32},  # drafts may grow to 32 tokens, as lookup's k=32
+    "noexample": {"prompt_example": False},  # no worked example: a shorter context
 }
 
 
@@ -180,6 +181,7 @@ def variant_name(variant: str) -> str:
 def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSession]:
     """The default copygram session and one per extra variant (see :data:`VARIANTS`)."""
     from copygram.drafting import DraftConfig
+    from copygram.prompt import DefaultPromptBuilder
     from copygram.session import EditSession
 
     sessions = {COPYGRAM: EditSession(backend)}
@@ -191,6 +193,9 @@ def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSe
             kwargs["draft"] = DraftConfig(max_tokens=0)
         if "draft_tokens" in kwargs:
             kwargs["draft"] = DraftConfig(max_tokens=int(str(kwargs.pop("draft_tokens"))))
+        if "prompt_example" in kwargs:
+            kwargs["prompt_builder"] = DefaultPromptBuilder(
+                with_example=bool(kwargs.pop("prompt_example")))
         sessions[variant_name(variant)] = EditSession(backend, **kwargs)  # type: ignore[arg-type]
     return sessions
 
