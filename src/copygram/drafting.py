@@ -3,9 +3,10 @@ model in the same forward pass that appends them.
 
 Two sources, both free of model calls:
 
-* **Tag hypotheses.** At an op boundary and inside a copy tag, assume that the rest of the
-  document is unchanged except for what was just generated: the next copy starts after the lines
-  the gens since the last copy replaced (``cursor + 1 + generated lines``) and runs to the end.
+* **Tag hypotheses.** At an op boundary, inside a copy tag and once a gen's close tag is begun,
+  assume that the rest of the document is unchanged except for what was just generated: the next
+  copy starts after the lines the gens since the last copy replaced (``cursor + 1 + generated
+  lines``) and runs to the end.
   After a copy, assume the next op is a gen rewriting the following line of the document. The
   drafted tag is followed by the lines it would copy, so an accepted copy costs no extra forward.
 * **Lookup in gen text.** Inside a gen op, draft the tokens that follow the longest recent n-gram
