@@ -391,7 +391,7 @@ class Drafter:
         character that equals the next old one advances; otherwise the last 3 (or 2) written
         characters are looked for a little ahead in the old text (a replaced or deleted
         stretch), and failing that the old text waits (an insertion)."""
-        first = min(self._cursor + max(self._generated, 0), self._n)
+        first = self._rewritten_line()
         if first >= self._n:
             return None
         old = self._old_from(first)
@@ -423,7 +423,7 @@ class Drafter:
                 in_step and self._rate("old") > self._rate("close")):
             # A line is complete: perhaps the change is too, and the rest is copied, from past
             # as many old lines as the gen wrote (the alignment may have skipped ahead).
-            return self._close(first + len(split_lines(written)) + 1)
+            return self._close(self._copy_after(written))
         if lost > self.ALIGN_LOST or p >= len(old):
             return None
         # Drafts made in step with the old text and drafts made while a change is still being
@@ -461,8 +461,16 @@ class Drafter:
         """The gen's close tag is begun (``written``, after its ``text``): the gen ends here, so
         draft the rest of the tag and the copy of the lines after those it rewrote (learnt
         apart from :meth:`_close`, which also guesses that the gen ends)."""
-        first = min(self._cursor + max(self._generated, 0), self._n)
-        return self._close(first + len(split_lines(text)) + 1, written, "closing")
+        return self._close(self._copy_after(text), written, "closing")
+
+    def _rewritten_line(self) -> int:
+        """The 0-based document line the open gen most likely rewrites first."""
+        return min(self._cursor + max(self._generated, 0), self._n)
+
+    def _copy_after(self, text: str) -> int:
+        """The first line (1-based) a copy after the open gen takes, if ``text`` rewrote as many
+        lines as it holds."""
+        return self._rewritten_line() + len(split_lines(text)) + 1
 
     def _old_from(self, first: int) -> str:
         """The escaped text of the document from line ``first`` (0-based), a few lines' worth."""
@@ -476,7 +484,7 @@ class Drafter:
         # The tokens after the prompt only grow between calls (rejected drafts never enter).
         self._written.extend(context[len(self._written.tokens) :])
         # Prefer the document match nearest after the line the gen is most likely rewriting.
-        preferred = self._line_start[min(self._cursor + max(self._generated, 0), self._n)]
+        preferred = self._line_start[self._rewritten_line()]
         # A source's length is asked only where it has a match: asking costs a pass over the
         # cost curve and counts towards the source's next probe.
         limits: dict[str, int] = {}
