@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from copygram.lines import split_lines
-from copygram.program import Copy, Gen, Program
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy, Gen, Program
 
 # Fragments that stress the language: tag look-alikes, entities, every line ending, NUL, Unicode.
 TRICKY = [

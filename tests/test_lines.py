@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from copygram.lines import count_lines, split_lines
+from copygram.language.lines import count_lines, split_lines
 from tests.strategies import texts
 
 

@@ -19,22 +19,33 @@ from copygram.errors import (
     ProgramSyntaxError,
     RangeError,
 )
-from copygram.lines import split_lines
-from copygram.oracle import oracle
-from copygram.program import Copy, Gen, Op, Program
-from copygram.resolve import resolve
-from copygram.syntaxes import parse
-from copygram.types import LineRange, TokenId
+from copygram.language import (
+    Copy,
+    Gen,
+    LineRange,
+    Op,
+    Program,
+    TokenId,
+    oracle,
+    parse,
+    render,
+    resolve,
+    split_lines,
+)
 
 if TYPE_CHECKING:
     from copygram.constraints import Constraint, compile_constraint
-    from copygram.session import EditResult, EditSession
+    from copygram.decode.events import CopyEvent, DoneEvent, EditResult, GenTokenEvent
+    from copygram.session import EditSession
 
 __version__ = "0.1.0"
 
 _LAZY = {
     "EditSession": "copygram.session",
-    "EditResult": "copygram.session",
+    "EditResult": "copygram.decode.events",
+    "GenTokenEvent": "copygram.decode.events",
+    "CopyEvent": "copygram.decode.events",
+    "DoneEvent": "copygram.decode.events",
     "compile_constraint": "copygram.constraints",
     "Constraint": "copygram.constraints",
 }
@@ -56,11 +67,14 @@ __all__ = [
     "Constraint",
     "ConstraintError",
     "Copy",
+    "CopyEvent",
     "CopygramError",
     "DocumentError",
+    "DoneEvent",
     "EditResult",
     "EditSession",
     "Gen",
+    "GenTokenEvent",
     "GenerationError",
     "LineRange",
     "MissingDependencyError",
@@ -72,6 +86,7 @@ __all__ = [
     "compile_constraint",
     "oracle",
     "parse",
+    "render",
     "resolve",
     "split_lines",
 ]

@@ -12,15 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from copygram.bench.data import read_edit_rows
 from copygram.errors import DocumentError
-from copygram.lines import split_lines
-from copygram.oracle import oracle
-from copygram.program import Copy
-from copygram.resolve import resolve
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy
+from copygram.language.oracle import oracle
+from copygram.language.resolve import resolve
+from copygram.language.syntaxes import render
 
 
 @dataclass
@@ -57,7 +58,7 @@ class CeilingStats:
         self.rows += 1
         self.exact += resolve(program, source) == after
         self.after_chars += len(after)
-        self.program_chars += len(program.render())
+        self.program_chars += len(render(program))
         for op in program:
             if isinstance(op, Copy):
                 self.copy_ops += 1
@@ -72,26 +73,10 @@ class CeilingStats:
                 "line_coverage": self.line_coverage, "program_ratio": self.program_ratio}
 
 
-def read_pairs(path: Path) -> Iterator[tuple[str, str]]:
-    """``(before, after)`` of each row of a JSONL file; a clear error for a malformed row."""
-    with path.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, 1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-                yield str(row["before"]), str(row["after"])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise DocumentError(
-                    f"{path}:{number}: each line must be a JSON object with 'before' and 'after' "
-                    f"strings ({exc})"
-                ) from None
-
-
 def ceiling(path: Path) -> CeilingStats:
     stats = CeilingStats(file=path.name)
-    for before, after in read_pairs(path):
-        stats.add(before, after)
+    for row in read_edit_rows(path):
+        stats.add(row.before, row.after)
     return stats
 
 

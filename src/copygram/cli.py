@@ -11,17 +11,21 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from copygram import interrupts
 from copygram.errors import CopygramError
 
 # subcommand -> (module, one-line help)
 _COMMANDS: dict[str, tuple[str, str]] = {
     "edit": ("copygram.edit_cli", "edit a file with the model: prints a diff, or writes it"),
     "ceiling": ("copygram.ceiling", "oracle round trip and copy ceiling of edit-pair JSONL files"),
+    "models": ("copygram.models_cli", "list the model catalog; models fetch NAME fetches one"),
 }
 _BENCHMARKS: dict[str, tuple[str, str]] = {
     "kernel": ("copygram.bench.kernel", "N decode steps vs one splice of N tokens"),
     "constraint": ("copygram.bench.constraint", "constraint compile time and per-token cost"),
     "e2e": ("copygram.bench.e2e", "end to end on real edits vs full regeneration and lookup"),
+    "formats": ("copygram.bench.formats", "edit formats: tokens spent and exact-apply rate"),
+    "quality": ("copygram.bench.quality", "the model's own edits judged by the rows' tests"),
 }
 
 
@@ -50,19 +54,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "_missing", None):
-        print(f"copygram: {args._missing}", file=sys.stderr)
-        return 2
     try:
-        result: int = importlib.import_module(args._module).run(args)
-        return result
+        # Installed first: building the parser imports every subcommand (a tenth of a second or
+        # more), and a signal then must end the run as cleanly as one during the model load.
+        with interrupts.handle_signals():
+            args = build_parser().parse_args(argv)
+            if getattr(args, "_missing", None):
+                print(f"copygram: {args._missing}", file=sys.stderr)
+                return 2
+            result: int = importlib.import_module(args._module).run(args)
+            return result
     except CopygramError as exc:
         print(f"copygram: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        # Ctrl-C: 130, SIGTERM: 143, as a shell reports a process killed by the signal.
         print("copygram: interrupted", file=sys.stderr)
-        return 130
+        return exc.exit_code if isinstance(exc, interrupts.Interrupted) else 130
 
 
 if __name__ == "__main__":

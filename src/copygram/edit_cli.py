@@ -1,7 +1,11 @@
 """``copygram edit FILE -i INSTRUCTION``: edit a file with the model.
 
-Prints a unified diff by default; ``--in-place`` writes the file atomically (temp file + rename),
-so on any error or Ctrl-C the file is byte-identical to before; ``-o OUT`` writes elsewhere.
+Prints a unified diff by default; ``--in-place`` rewrites the file (a symlink's target) atomically,
+keeping its mode, and only if nobody else changed it meanwhile; ``-o OUT`` writes elsewhere
+(``-o -``: the standard output). Everything that can be checked (the file, the instruction, the
+output path) is checked before the model loads. Ctrl-C or SIGTERM at any moment ends the run
+with nothing written (exit 130 or 143; see :mod:`copygram.interrupts`); one that comes once the
+file is written whole is only reported (exit 0), so that 130/143 always means "untouched".
 Progress (generated vs copied tokens) goes to stderr.
 """
 
@@ -9,14 +13,21 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
-import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from time import monotonic
+from typing import TYPE_CHECKING, Self, TextIO
 
-from copygram.errors import ConfigError
-from copygram.io import read_document, write_text_atomic
-from copygram.lines import split_lines
+from copygram import interrupts, split_lines
+from copygram.errors import ConfigError, GenerationError
+from copygram.io import read_document, writable_target, write_text_atomic
+
+if TYPE_CHECKING:
+    from copygram import EditResult, EditSession
+
+STDOUT = "-"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,58 +37,93 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="TOML config (backend, model, engine, sampling; docs/config.md); "
                              "default: the bundled SmolLM2-135M on llama.cpp")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--in-place", action="store_true", help="rewrite FILE atomically")
-    where.add_argument("-o", "--output", type=Path, help="write the edited document here")
+    where.add_argument("--in-place", action="store_true",
+                       help="rewrite FILE atomically (a symlink's target; refused if read-only)")
+    where.add_argument("-o", "--output", type=Path,
+                       help=f"write the edited document here ('{STDOUT}': the standard output)")
     parser.add_argument("--show-program", action="store_true",
-                        help="print the edit program the model wrote (to stderr)")
+                        help="print the edit program the model wrote, or as much of it as it "
+                             "wrote before an error (to stderr)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 class _Progress:
-    """A live counter of generated vs copied tokens, redrawn at most 10 times a second."""
+    """Generated vs copied tokens on stderr.
 
-    def __init__(self, stream: TextIO, enabled: bool) -> None:
-        self.stream, self.enabled = stream, enabled and stream.isatty()
+    On a terminal: one line redrawn in place, at most 10 times a second. Elsewhere (a log, a CI
+    job) a redraw would pile up, so plain lines, at most one a second: a long run still shows
+    that it is alive.
+    """
+
+    def __init__(self, stream: TextIO, enabled: bool,
+                 clock: Callable[[], float] | None = None) -> None:
+        self.stream, self.enabled = stream, enabled
+        self.clock = clock or monotonic  # looked up now, so that a test can patch it
+        self.tty = stream.isatty()
+        self.interval = 0.1 if self.tty else 1.0
         self.generated = self.copied = 0
-        self._last = 0.0
+        self._last = self.clock()
+        self._width = 0  # of the line on the terminal now; 0: nothing drawn
+
+    def status(self, text: str) -> None:
+        if self.enabled:
+            self._show(f"copygram: {text}")
 
     def update(self, *, generated: int = 0, copied: int = 0) -> None:
         self.generated += generated
         self.copied += copied
-        now = time.monotonic()
-        if self.enabled and now - self._last > 0.1:
+        now = self.clock()
+        if self.enabled and now - self._last >= self.interval:
             self._last = now
-            self.stream.write(f"\rcopygram: {self.generated} generated, {self.copied} copied tokens")
-            self.stream.flush()
+            self._show(f"copygram: {self.generated} generated, {self.copied} copied tokens")
+
+    def _show(self, line: str) -> None:
+        if self.tty:
+            # Padded so that a shorter line covers all of the longer one before it.
+            self.stream.write("\r" + line.ljust(self._width))
+            self._width = max(self._width, len(line))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
 
     def close(self) -> None:
-        if self.enabled:
+        """End the terminal line, so that what is printed next (an error, say) starts afresh."""
+        if self.enabled and self.tty and self._width:
             self.stream.write("\n")
+            self._width = 0
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def run(args: argparse.Namespace) -> int:
-    from copygram.session import CopyEvent, DoneEvent, EditResult, EditSession, GenTokenEvent
+    from copygram import EditSession
 
     document = read_document(args.file)
-    config: dict[str, object] | Path = args.config if args.config else {}
+    if not args.instruction.strip():
+        raise ConfigError('the instruction (-i) is empty; say what to change, e.g. '
+                          '-i "Rename x to count"')
     if args.config and not args.config.is_file():
         raise ConfigError(f"--config {args.config}: no such file")
-    session = EditSession.from_config(config)
-    progress = _Progress(sys.stderr, not args.quiet)
-    result: EditResult | None = None
+    write = _writer(args, document)
+    config: dict[str, object] | Path = args.config if args.config else {}
     try:
-        for event in session.stream(document, args.instruction):
-            if isinstance(event, GenTokenEvent):
-                progress.update(generated=1)
-            elif isinstance(event, CopyEvent):
-                progress.update(copied=event.n_tokens)
-            elif isinstance(event, DoneEvent):
-                result = event.result
-    finally:
-        progress.close()
-    assert result is not None
+        with _Progress(sys.stderr, not args.quiet) as progress:
+            progress.status("loading the model")
+            session = EditSession.from_config(config)
+            # A Ctrl-C during the load may have been dropped inside native code (see
+            # copygram.interrupts): act on it before the first token.
+            interrupts.check()
+            result = _generate(session, document, args.instruction, progress)
+    except GenerationError as exc:
+        if args.show_program:
+            _print_program("partial program (the run failed)", exc.partial_program)
+        raise
     if args.show_program:
-        print(f"--- program ---\n{result.program_text}\n--- end of program ---", file=sys.stderr)
+        _print_program("program", result.program_text)
     stats = result.stats
     if not args.quiet:
         print(
@@ -87,15 +133,74 @@ def run(args: argparse.Namespace) -> int:
             f"(~{result.speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)",
             file=sys.stderr,
         )
-    if args.in_place:
-        write_text_atomic(args.file, result.text)
-    elif args.output:
-        write_text_atomic(args.output, result.text)
-    else:
-        diff = difflib.unified_diff(
-            split_lines(document), split_lines(result.text),
-            fromfile=f"a/{args.file}", tofile=f"b/{args.file}",
-        )
-        sys.stdout.writelines(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                              for line in diff)
+    interrupts.check()
+    write(result.text)
     return 0
+
+
+def _generate(session: EditSession, document: str, instruction: str,
+              progress: _Progress) -> EditResult:
+    from copygram import CopyEvent, DoneEvent, GenTokenEvent
+
+    for event in session.stream(document, instruction):
+        interrupts.check()
+        if isinstance(event, GenTokenEvent):
+            progress.update(generated=1)
+        elif isinstance(event, CopyEvent):
+            progress.update(copied=event.n_tokens)
+        elif isinstance(event, DoneEvent):
+            return event.result
+    raise AssertionError("the decode loop ended without a result")  # pragma: no cover
+
+
+def _writer(args: argparse.Namespace, document: str) -> Callable[[str], None]:
+    """What to do with the edited text, every path checked now (before the model loads)."""
+    if args.output is not None and str(args.output) == STDOUT:
+        return _write_stdout
+    if not args.in_place and args.output is None:
+        return lambda text: sys.stdout.writelines(diff_lines(document, text, args.file))
+    path: Path = args.file if args.in_place else args.output
+    target = writable_target(path)
+    # Writing over the file being edited (--in-place, or -o naming it): refuse if it changed
+    # since it was read, rather than silently undo someone else's change.
+    same = target == Path(os.path.realpath(args.file))
+    expected = document.encode("utf-8") if same else None
+
+    def write(text: str) -> None:
+        # Deferred: a signal lands before the check (nothing written) or after the rename
+        # (written whole), never after the check and before the rename.
+        with interrupts.deferred():
+            write_text_atomic(path, text, expected=expected, before_commit=interrupts.check)
+        if interrupts.received() is not None:
+            print(f"copygram: the interrupt came after {path} was written; the edit is complete",
+                  file=sys.stderr)
+
+    return write
+
+
+def _write_stdout(text: str) -> None:
+    # Bytes, not text: exactly the document (its line endings, UTF-8 whatever the locale says).
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
+def _print_program(title: str, program_text: str) -> None:
+    print(f"--- {title} ---\n{program_text}\n--- end of program ---", file=sys.stderr)
+
+
+def diff_lines(before: str, after: str, path: Path) -> Iterator[str]:
+    """A unified diff of two documents, every diff line ending in ``\\n``.
+
+    A line keeps its own terminator (``\\r\\n`` shows as such); after a bare ``\\r`` (old Mac
+    files) a ``\\n`` is added, since ``\\r`` ends the line too; only a last line with no
+    terminator at all gets the "No newline at end of file" marker.
+    """
+    for line in difflib.unified_diff(split_lines(before), split_lines(after),
+                                     fromfile=f"a/{path}", tofile=f"b/{path}"):
+        if line.endswith("\n"):
+            yield line
+        elif line.endswith("\r"):
+            yield line + "\n"
+        else:
+            yield line + "\n\\ No newline at end of file\n"

@@ -21,9 +21,10 @@ class ProgramSyntaxError(CopygramError, ValueError):
 
 
 class RangeError(CopygramError, ValueError):
-    """A copy op whose line range is not 1 <= start <= end <= n for the document at hand."""
+    """A copy op whose line range is not 1 <= start <= end <= n for the document at hand
+    (``n_lines`` is ``None`` where no document is at hand: a line number below 1)."""
 
-    def __init__(self, message: str, *, op: object, n_lines: int) -> None:
+    def __init__(self, message: str, *, op: object, n_lines: int | None) -> None:
         super().__init__(message)
         self.op = op
         self.n_lines = n_lines

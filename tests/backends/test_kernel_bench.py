@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from copygram.backends import load
-from copygram.bench.kernel import load_kernel_curve, measure_kernel, read_results, write_outputs
+from copygram.bench.kernel import (
+    load_kernel_curve,
+    measure_kernel,
+    read_results,
+    text_token_ids,
+    write_outputs,
+)
 from copygram.errors import BackendError, ConfigError
+from copygram.testing import EOS, ScriptedBackend
 
 
 @pytest.mark.llamacpp
@@ -20,7 +27,8 @@ def test_measure_write_and_read_back(tmp_path: Path) -> None:
         pytest.skip(str(exc))
     result = measure_kernel(backend, (2, 6), repeats=1, prompt_tokens=16)
     assert [row.n for row in result.rows] == [2, 6]
-    assert all(row.decode_s > 0 and row.splice_s > 0 and row.bare_s > 0 for row in result.rows)
+    assert all(row.decode_s > 0 and row.splice_s > 0 for row in result.rows)
+    assert all(row.speedup == row.decode_s / row.splice_s for row in result.rows)
     assert backend.n_tokens == 16  # left at the prompt
     write_outputs(result, tmp_path)
     assert set(json.loads((tmp_path / "kernel.json").read_text())) == {"llamacpp"}
@@ -32,3 +40,21 @@ def test_measure_write_and_read_back(tmp_path: Path) -> None:
         load_kernel_curve(tmp_path / "kernel.json", "transformers")
     with pytest.raises(ConfigError, match="context"):
         measure_kernel(backend, (200,), repeats=1, prompt_tokens=16)
+
+
+def test_random_spans_are_ordinary_text_tokens() -> None:
+    backend = ScriptedBackend()  # ids 0..255 are bytes, 256 (EOS) has none
+    assert text_token_ids(backend).tolist() == list(range(256))
+    result = measure_kernel(backend, (3,), repeats=1, prompt_tokens=5)
+    assert [row.n for row in result.rows] == [3]
+    assert EOS not in backend.cached_ids and backend.n_tokens == 5
+
+
+def test_results_written_before_the_bare_call_column_was_dropped_still_read(
+        tmp_path: Path) -> None:
+    row = {"n": 8, "decode_s": 0.4, "splice_s": 0.1, "bare_s": 0.09, "speedup": 4.0,
+           "overhead": 0.1, "peak_rss_mib": 200.0}
+    old = {"llamacpp": {"backend": "llamacpp", "model": "m.gguf", "prompt_tokens": 200,
+                        "repeats": 3, "threads": 2, "machine": "x", "rows": [row]}}
+    (tmp_path / "kernel.json").write_text(json.dumps(old))
+    assert load_kernel_curve(tmp_path, "llamacpp") == {8: 4.0}

@@ -1,33 +1,47 @@
-"""``copygram.backends.load``: config validation and errors (fast: at most one llama.cpp load)."""
+"""``copygram.backends.load``: what each adapter decides when it loads (device, model file,
+context, threads) and its errors. Fast: a few llama.cpp loads of the default model (~0.3 s each).
+
+The config's values are checked by copygram.config (tests/test_config.py); here only what needs
+the backend."""
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from copygram.backends import CONFIG_KEYS, load
+from copygram.backends import BACKEND_KEYS, BackendConfig, default_threads, load
+from copygram.backends._common import DEFAULT_N_CTX, cap_context, gguf_context_length
 from copygram.backends.model import default_model_path
 from copygram.errors import BackendError, ConfigError, MissingDependencyError
 
 
+def _default_model() -> Path:
+    try:
+        return default_model_path()
+    except BackendError as exc:
+        pytest.skip(str(exc))
+
+
 def test_importing_backends_imports_no_stack() -> None:
     code = (
-        "import sys, copygram.backends, copygram.backends.model; "
+        "import sys, copygram.backends, copygram.backends.model, copygram.config; "
         "print(sorted(m for m in ('torch', 'llama_cpp', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
-def test_unknown_key_lists_the_valid_keys() -> None:
+def test_a_mapping_is_read_by_the_one_config_reader() -> None:
+    # Backend keys only: a session key is unknown here, and the message lists the backend keys.
     with pytest.raises(ConfigError) as err:
         load({"backend": "llamacpp", "temprature": 0.7})
     assert "'temprature'" in str(err.value)
-    for key in CONFIG_KEYS:
+    for key in BACKEND_KEYS:
         assert key in str(err.value)
 
 
@@ -41,11 +55,18 @@ def test_unknown_key_lists_the_valid_keys() -> None:
         {"n_threads": "2"},
         {"n_ctx": True},
         {"model": 3},
+        {"model": "qwen-7b"},
     ],
 )
 def test_bad_values_are_config_errors(config: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
         load(config)
+
+
+def test_load_takes_no_file() -> None:
+    # One reader: TOML files go through copygram.config.parse_config (tests/test_config.py).
+    with pytest.raises(TypeError):
+        load("copygram.toml")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("backend", ["llamacpp", "transformers"])
@@ -54,23 +75,12 @@ def test_missing_model_file(tmp_path: Path, backend: str) -> None:
         load({"backend": backend, "model": str(tmp_path / "nope.gguf")})
 
 
-def test_missing_toml_file_and_bad_toml(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="does not exist"):
-        load(tmp_path / "missing.toml")
-    bad = tmp_path / "bad.toml"
-    bad.write_text("backend = [")
-    with pytest.raises(ConfigError, match="TOML"):
-        load(bad)
+def test_missing_model_file_direct_constructor(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    from copygram.backends.llamacpp import LlamaCppBackend
 
-
-def test_toml_backend_table_is_validated(tmp_path: Path) -> None:
-    path = tmp_path / "copygram.toml"
-    path.write_text('[backend]\nbackend = "llamacpp"\nmodel = "/nope/x.gguf"\n')
     with pytest.raises(BackendError, match="does not exist"):
-        load(path)
-    path.write_text('backend = "llamacpp"\ncolour = "red"\n')
-    with pytest.raises(ConfigError, match="colour"):
-        load(str(path))
+        LlamaCppBackend(tmp_path / "nope.gguf")
 
 
 def _has_cuda() -> bool:
@@ -89,13 +99,14 @@ def test_cuda_without_gpu_transformers() -> None:
 
 
 @pytest.mark.llamacpp
-def test_cuda_without_gpu_offload_llamacpp() -> None:
+def test_cuda_without_gpu_offload_llamacpp(tmp_path: Path) -> None:
     import llama_cpp
 
     if llama_cpp.llama_supports_gpu_offload():
         pytest.skip("this llama-cpp-python build offloads to a GPU")
+    # The adapter decides the device before it looks at (or loads) the model.
     with pytest.raises(BackendError, match="GPU offload"):
-        load({"device": "cuda"})
+        load(BackendConfig(device="cuda", model=str(tmp_path / "absent.gguf")))
 
 
 def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,7 +114,7 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` fail
     with pytest.raises(MissingDependencyError, match=r"pip install 'copygram\[llamacpp\]'"):
-        load({"backend": "llamacpp", "model": __file__})
+        load({"backend": "llamacpp", "model": "x.gguf"})
 
 
 def test_default_model_missing_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,13 +123,87 @@ def test_default_model_missing_says_how_to_install(monkeypatch: pytest.MonkeyPat
         default_model_path()
 
 
+# -- context ----------------------------------------------------------------------------------
+
+
+def test_cap_context(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="copygram.backends"):
+        assert cap_context(None, 8192, "m") == DEFAULT_N_CTX
+        assert cap_context(None, 1024, "m") == 1024
+        assert cap_context(2048, 8192, "m") == 2048
+        assert cap_context(None, None, "m") == DEFAULT_N_CTX
+        assert cap_context(100_000, None, "m") == 100_000  # unknown: the caller asks the model
+        assert not caplog.records
+        assert cap_context(10_000, 8192, "m.gguf") == 8192
+    (record,) = caplog.records
+    assert "n_ctx = 10000" in record.getMessage() and "8192" in record.getMessage()
+
+
+def test_gguf_context_length(tmp_path: Path) -> None:
+    assert gguf_context_length(tmp_path / "absent.gguf") is None
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 20)
+    assert gguf_context_length(junk) is None
+    text = tmp_path / "text.gguf"
+    text.write_text("not a model")
+    assert gguf_context_length(text) is None
+
+
+@pytest.mark.llamacpp
+def test_gguf_header_gives_the_trained_context() -> None:
+    import llama_cpp
+
+    path = _default_model()
+    llm = llama_cpp.Llama(str(path), n_ctx=256, verbose=False)
+    try:
+        assert gguf_context_length(path) == llama_cpp.llama_model_n_ctx_train(llm.model) == 8192
+    finally:
+        llm.close()
+
+
+@pytest.mark.llamacpp
+def test_n_ctx_above_the_trained_context_is_capped(caplog: pytest.LogCaptureFixture) -> None:
+    _default_model()
+    with caplog.at_level(logging.WARNING, logger="copygram.backends"):
+        backend = load({"n_ctx": 1_000_000, "n_threads": 1})  # 23 GB of KV cache if not capped
+    try:
+        assert backend.context_length == 8192
+        assert any("n_ctx = 1000000" in r.getMessage() for r in caplog.records)
+    finally:
+        backend.close()  # type: ignore[attr-defined]
+
+
 @pytest.mark.llamacpp
 def test_load_default_llamacpp() -> None:
-    try:
-        default_model_path()
-    except BackendError as exc:
-        pytest.skip(str(exc))
+    _default_model()
     backend = load({"n_ctx": 256, "n_threads": 1})
     assert backend.name == "llamacpp"
     assert backend.context_length == 256
     assert backend.n_tokens == 0
+    assert backend.n_threads == 1  # type: ignore[attr-defined]
+    backend.close()  # type: ignore[attr-defined]
+    backend = load(BackendConfig(model="smollm2-135m", device="cpu"))  # a catalog name
+    assert backend.context_length == DEFAULT_N_CTX
+    assert backend.n_threads == default_threads()  # type: ignore[attr-defined]
+    backend.close()  # type: ignore[attr-defined]
+
+
+# -- threads ----------------------------------------------------------------------------------
+
+
+def test_default_threads_leaves_a_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    import copygram.backends._common as common
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(common, "_physical_cores", lambda cpus: len(cpus))
+    monkeypatch.setattr(common, "_cgroup_cpu_limit", lambda: None)
+    assert default_threads() == 7
+    monkeypatch.setattr(common, "_cgroup_cpu_limit", lambda: 2.5)  # a container's quota
+    assert default_threads() == 2
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert default_threads() == 1
+    monkeypatch.setattr(common, "_physical_cores", lambda cpus: 4)  # 8 hyper-threads, 4 cores
+    monkeypatch.setattr(common, "_cgroup_cpu_limit", lambda: None)
+    assert default_threads() == 3

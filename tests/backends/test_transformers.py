@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from copygram.errors import BackendError
-from tests.backends.contract import FIRST_TEXT_ID, BackendContract
+from tests.backends.contract import BackendContract, read_facts
 from tests.backends.tolerances import assert_fp32_close
 
 pytestmark = pytest.mark.transformers
@@ -46,7 +46,7 @@ def test_splice_keeps_only_the_last_logits_row(backend: object) -> None:
     )
     try:
         backend.truncate(0)
-        backend.splice([FIRST_TEXT_ID] * 40)
+        backend.splice(read_facts(backend).random_text(0, 40))
     finally:
         handle.remove()
     assert seen == [(1, 1, backend.vocab_size)]
@@ -56,11 +56,12 @@ def test_truncate_to_zero_starts_a_fresh_cache(backend: object) -> None:
     from copygram.backends.transformers import TransformersBackend
 
     assert isinstance(backend, TransformersBackend)
+    ids = read_facts(backend).random_text(0, 2)
     backend.truncate(0)
-    first = backend.splice([FIRST_TEXT_ID, FIRST_TEXT_ID + 1])
+    first = backend.splice(ids)
     backend.truncate(0)
     assert backend.cache.get_seq_length() == 0
-    np.testing.assert_array_equal(backend.splice([FIRST_TEXT_ID, FIRST_TEXT_ID + 1]), first)
+    np.testing.assert_array_equal(backend.splice(ids), first)
 
 
 @pytest.mark.parametrize("bias", [True, False])

@@ -12,13 +12,13 @@ from copygram.bench.baselines import (
     full_regeneration,
     prompt_lookup,
 )
-from tests.bench.fake_backend import FakeBackend
+from copygram.testing import ScriptedBackend
 
 small_ids = st.lists(st.integers(0, 5), max_size=60)
 
 
-def _prefilled(prompt: list[int]) -> FakeBackend:
-    backend = FakeBackend()
+def _prefilled(prompt: list[int]) -> ScriptedBackend:
+    backend = ScriptedBackend()
     if prompt:
         backend.splice(prompt)
     backend.calls.clear()
@@ -32,7 +32,7 @@ def test_full_regeneration_feeds_every_target_token_once(prompt: list[int], targ
     stats = full_regeneration(backend, target)
     assert backend.cached_ids == prompt + target
     assert stats.forwards == len(target) == stats.decoded_tokens == stats.output_tokens
-    assert all(call == ("decode", 1) for call in backend.calls)
+    assert all(call.kind == "decode" and len(call.ids) == 1 for call in backend.calls)
     assert stats.drafted_tokens == 0
 
 
@@ -47,7 +47,7 @@ def test_prompt_lookup_accepts_exactly_the_teacher_tokens(
     assert stats.decoded_tokens + stats.drafted_tokens == len(target) == stats.output_tokens
     # Every forward but the last yields one bonus token, and t_0 comes from the prompt.
     assert stats.decoded_tokens == stats.forwards
-    assert all(n <= k + 1 for _, n in backend.calls)
+    assert all(len(call.ids) <= k + 1 for call in backend.calls)
 
 
 @given(st.lists(st.integers(0, 4), max_size=40), st.integers(1, 6), st.integers(1, 4),

@@ -5,25 +5,32 @@ from pathlib import Path
 
 import pytest
 
-from copygram.backends.scripted import ScriptedBackend
-from copygram.bench.data import EditRow, iter_rows, parse_datasets
+from copygram.bench.data import (
+    DATA_ENV,
+    EditRow,
+    data_dir,
+    iter_rows,
+    parse_datasets,
+    read_edit_rows,
+)
 from copygram.bench.e2e import (
     COPYGRAM,
     FULL,
     RowResult,
     approaches,
-    bound_terms,
-    curve_at,
     load_curve,
     run_row,
     summarize,
     summary_table,
     write_plots,
 )
-from copygram.errors import ConfigError
-from copygram.oracle import oracle
+from copygram.bench.kernel import bound_terms, curve_at
+from copygram.ceiling import ceiling
+from copygram.decode.stats import RunStats
+from copygram.errors import ConfigError, DocumentError
+from copygram.language.oracle import oracle
 from copygram.session import EditSession
-from copygram.stats import RunStats
+from copygram.testing import ScriptedBackend
 
 BEFORE = "".join(f"line number {i} of a longish document\n" for i in range(1, 31))
 AFTER = BEFORE.replace("line number 7 of", "LINE NUMBER SEVEN of")
@@ -123,3 +130,30 @@ def test_data_loading(tmp_path: Path) -> None:
         parse_datasets("nope", tmp_path)
     with pytest.raises(ConfigError, match="does not exist"):
         list(iter_rows("toy", tmp_path / "absent"))
+
+
+def test_the_data_folder_comes_from_the_flag_or_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "toy.dev.jsonl").write_text(json.dumps({"before": "b\n", "after": "a\n"}) + "\n")
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    with pytest.raises(ConfigError) as info:
+        data_dir(None)
+    assert "--data" in str(info.value) and DATA_ENV in str(info.value)
+    monkeypatch.setenv(DATA_ENV, str(tmp_path))
+    assert data_dir(None) == tmp_path.resolve()
+    assert [r.id for r in iter_rows("toy")] == ["toy:1"]
+    with pytest.raises(ConfigError, match=DATA_ENV):
+        data_dir(tmp_path / "absent")  # the flag wins, and a wrong one says how to fix it
+
+
+def test_one_jsonl_reader_for_the_benchmarks_and_the_ceiling(tmp_path: Path) -> None:
+    good = tmp_path / "set.dev.jsonl"
+    good.write_text(json.dumps({"id": "x", "before": "a\n", "after": "b\n", "lang": "py"})
+                    + "\n\n")
+    assert list(read_edit_rows(good)) == [EditRow("set", "x", "a\n", "b\n", lang="py")]
+    assert ceiling(good).rows == 1
+    for bad in ('{"before": "a"}', '{"before": 1, "after": "b"}', "not json"):
+        path = tmp_path / "bad.jsonl"
+        path.write_text('{"before": "", "after": ""}\n' + bad + "\n")
+        with pytest.raises(DocumentError, match=r"bad.jsonl:2: .*'before' and 'after'"):
+            ceiling(path)

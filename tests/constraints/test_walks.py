@@ -18,13 +18,13 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from copygram import parse, resolve
+from copygram import Copy, parse, render, resolve
 from copygram.constraints import compile_constraint, vocab_for
-from copygram.constraints.grammar import literal_bytes
-from copygram.lines import count_lines, split_lines
-from copygram.syntaxes import get_syntax, syntax_names
-
-pytestmark = pytest.mark.outlines
+from copygram.constraints.document_grammar import literal_bytes
+from copygram.language.lines import count_lines, split_lines
+from copygram.language.ops import Program
+from copygram.language.syntaxes import get_syntax, syntax_names
+from copygram.language.types import LineRange
 
 CLOSERS = [b"</gen>", b"</g>", b"</", b"<", b'"/>', b'"', b"/>", b"/", b">"]
 SYNTAXES = syntax_names()
@@ -40,6 +40,28 @@ def make_document(rng: random.Random, n_target: int) -> str:
     if rng.random() < 0.5:
         parts[-1] = parts[-1].rstrip("\r\n") or "z"
     return "".join(parts)
+
+
+def check_resolves(program: Program, closed: list[LineRange], document: str, text: str,
+                   syntax: str) -> None:
+    """What a finished walk must mean: its text is exactly one program (parsing loses nothing),
+    every copy names lines of the document, the constraint reported exactly those copies as they
+    closed, and the document the resolver builds is what the decode loop would have spliced: each
+    gen's text and, for each copy, the lines the constraint reported."""
+    assert render(program, syntax) == text
+    n = count_lines(document)
+    assert all(1 <= cp.start <= cp.end <= n for cp in program.copies())
+    assert closed == [cp.lines for cp in program.copies()]
+    lines = split_lines(document)
+    ranges = iter(closed)
+    spliced = []
+    for op in program:
+        if isinstance(op, Copy):
+            start, end = next(ranges)
+            spliced.extend(lines[start - 1 : end])
+        else:
+            spliced.append(op.text)
+    assert resolve(program, lines) == "".join(spliced)
 
 
 class Walker:
@@ -58,7 +80,6 @@ class Walker:
     def walk(self, tokenizer: Any, document: str, seed: int, cap: int,
              syntax: str = "lines") -> None:
         rng = random.Random(seed)
-        n = count_lines(document)
         engines = [compile_constraint(document, tokenizer, engine=e, syntax=syntax)
                    for e in ("llguidance", "outlines")]
         main = engines[0]
@@ -105,13 +126,10 @@ class Walker:
         assert all(c.finished for c in engines), main.program_text
         program = parse(main.program_text, syntax)
         event(f"copies: {min(len(program.copies()), 3)}")
-        out = resolve(program, split_lines(document))
-        assert isinstance(out, str)
-        assert all(1 <= cp.start <= cp.end <= n for cp in program.copies())
         replay = compile_constraint(document, tokenizer, syntax=syntax)
         closed = [r for r in replay.consume_many(tokens) if r is not None]
-        assert closed == [cp.lines for cp in program.copies()]
         assert replay.finished and replay.program_text == main.program_text
+        check_resolves(program, closed, document, main.program_text, syntax)
 
 
 @pytest.fixture(scope="module")
@@ -124,6 +142,7 @@ def smollm2_walker(smollm2: Any) -> Walker:
     return Walker(smollm2)
 
 
+@pytest.mark.outlines  # both engines walk in lockstep
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 120),
        st.sampled_from(SYNTAXES))
@@ -132,6 +151,7 @@ def test_byte_walks(byte_walker: Walker, n: int, seed: int, cap: int, syntax: st
     byte_walker.walk("byte", document, seed, cap, syntax)
 
 
+@pytest.mark.outlines
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from(SIZES), st.integers(0, 2**32), st.integers(5, 80),
        st.sampled_from(SYNTAXES))
@@ -149,30 +169,38 @@ def test_llguidance_walks_any_size(smollm2: Any, n: int, seed: int) -> None:
     c = compile_constraint(document, smollm2)
     n_real = count_lines(document)
     tag = b'<copy lines="'
+    taken: list[int] = []
+
+    def take(*ids: int) -> None:
+        c.consume_many(list(ids))
+        taken.extend(ids)
+
     for _ in range(150):
         mask = c.allowed()
         assert mask.any()
         if mask[c.eos_token_id] and rng.random() < 0.1:
-            c.consume(c.eos_token_id)
+            take(c.eos_token_id)
             break
-        c.consume(int(rng.choice(np.flatnonzero(mask))))
+        take(int(rng.choice(np.flatnonzero(mask))))
         if c.finished:
             break
         if tag in c.program_bytes[-20:] and rng.random() < 0.5:
-            forced = c.forced()
-            c.consume_many(forced)
+            take(*c.forced())
     spelled = smollm2.token_bytes()
     while not c.finished:
         mask = c.allowed()
         assert mask.any()
         if mask[c.eos_token_id]:
-            c.consume(c.eos_token_id)
+            take(c.eos_token_id)
             continue
         allowed = np.flatnonzero(mask)
         # Head for the end: in gen text a uniform pick closes the op about once in 5,000 steps.
         markup = [t for t in allowed.tolist() if b"<" in spelled[t] or b">" in spelled[t]]
-        c.consume(int(rng.choice(markup if markup and rng.random() < 0.9 else allowed)))
+        take(int(rng.choice(markup if markup and rng.random() < 0.9 else allowed)))
         if len(c.program_bytes) > 100_000:
             pytest.fail("walk did not finish")
-    resolve(parse(c.program_text), split_lines(document))
     assert n_real == c.n_lines
+    replay = compile_constraint(document, smollm2)
+    closed = [r for r in replay.consume_many(taken) if r is not None]
+    assert replay.finished
+    check_resolves(parse(c.program_text), closed, document, c.program_text, "lines")

@@ -1,8 +1,12 @@
 """The llama.cpp backend (llama-cpp-python 0.3.36): GGUF models on CPU (or a GPU build).
 
-Loading SmolLM2-135M Q4_1 takes ~0.2 s and ~200 MB RSS. Batches are filled through numpy views of
-one ``llama_batch`` allocated at load time, so building a 512-token batch costs microseconds, not a
-Python loop over ctypes fields.
+Loading SmolLM2-135M Q4_1 takes ~0.2 s and ~200 MB RSS. The adapter owns its loading decisions:
+the device (all layers offloaded when the build can and ``device`` allows), the model file's
+check, the context (``n_ctx``, capped at the trained context read from the GGUF header before
+the KV cache is allocated) and the threads (:func:`~copygram.backends._common.default_threads`).
+
+Batches are filled through numpy views of one ``llama_batch`` allocated at load time, so building
+a 512-token batch costs microseconds, not a Python loop over ctypes fields.
 
 BOS: spans are spliced without BOS. The chat prompt carries the BOS as text only when the GGUF asks
 for one (``tokenizer.ggml.add_bos_token``) and the template did not write it; SmolLM2 asks for none.
@@ -12,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import os
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,15 +25,19 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.backends._common import (
-    DEFAULT_N_CTX,
     END_OF_TURN_TOKENS,
+    cap_context,
     check_context,
     check_ids,
+    default_threads,
+    gguf_context_length,
+    model_source,
     output_rows,
     truncate_target,
     with_bos,
 )
 from copygram.backends.base import Logits
+from copygram.config import BackendConfig, Device
 from copygram.errors import BackendError, missing_dependency
 
 try:
@@ -54,6 +61,13 @@ class LlamaCppBackend:
 
     name = "llamacpp"
 
+    @classmethod
+    def from_config(cls, config: BackendConfig) -> LlamaCppBackend:
+        """The backend a checked :class:`~copygram.config.BackendConfig` describes (a catalog
+        model is fetched on first use; see :func:`copygram.catalog.resolve_model`)."""
+        return cls(model_source(config), n_ctx=config.n_ctx, n_threads=config.n_threads,
+                   device=config.device)
+
     def __init__(
         self,
         model_path: str | Path,
@@ -61,15 +75,26 @@ class LlamaCppBackend:
         n_ctx: int | None = None,
         n_threads: int | None = None,
         n_batch: int = DEFAULT_N_BATCH,
-        n_gpu_layers: int = 0,
+        device: Device = "auto",
     ) -> None:
+        """Load ``model_path`` (a GGUF file). ``n_ctx``: default 4096, capped at the model's
+        trained context (with a warning when asked for more); ``n_threads``: default
+        :func:`~copygram.backends._common.default_threads`; ``device``: ``"auto"`` offloads every
+        layer when this llama-cpp-python build can, ``"cuda"`` requires that, ``"cpu"`` never."""
+        gpu = bool(llama_cpp.llama_supports_gpu_offload())
+        if device == "cuda" and not gpu:
+            raise BackendError(
+                "device 'cuda' was requested but this llama-cpp-python build has no GPU offload; "
+                "use device 'cpu' or 'auto', or install a CUDA build (CMAKE_ARGS=-DGGML_CUDA=on)"
+            )
         path = Path(model_path)
         if not path.is_file():
             raise BackendError(f"model file {path} does not exist; pass the path of a GGUF file")
-        threads = n_threads or os.cpu_count() or 1
-        try:
-            # n_ctx=0 reads the training context from the GGUF; the real context is set below.
-            def open_llama(context: int) -> llama_cpp.Llama:
+        threads = n_threads or default_threads()
+        self.n_threads = threads
+
+        def open_llama(context: int) -> llama_cpp.Llama:
+            try:
                 return llama_cpp.Llama(
                     str(path),
                     n_ctx=context,
@@ -77,19 +102,25 @@ class LlamaCppBackend:
                     n_ubatch=n_batch,
                     n_threads=threads,
                     n_threads_batch=threads,
-                    n_gpu_layers=n_gpu_layers,
+                    n_gpu_layers=-1 if gpu and device != "cpu" else 0,
                     logits_all=False,
                     verbose=False,
                 )
+            except (ValueError, RuntimeError) as exc:
+                raise BackendError(f"llama.cpp could not load {path}: {exc}") from exc
 
-            llm = open_llama(n_ctx if n_ctx is not None else 0)
-            if n_ctx is None and llm.n_ctx() > DEFAULT_N_CTX:
+        # The trained context comes from the GGUF header, before the KV cache is allocated: a
+        # huge n_ctx is capped before it costs memory.
+        trained = gguf_context_length(path)
+        context = cap_context(n_ctx, trained, path.name)
+        llm = open_llama(context)
+        if trained is None:  # a header this reader did not understand: ask the loaded model
+            capped = cap_context(n_ctx, int(llama_cpp.llama_model_n_ctx_train(llm.model)),
+                                 path.name)
+            if capped != context:
                 llm.close()
-                llm = open_llama(DEFAULT_N_CTX)
-        except (ValueError, RuntimeError) as exc:
-            raise BackendError(f"llama.cpp could not load {path}: {exc}") from exc
-        self.llm = llm
-        """The underlying ``llama_cpp.Llama`` (for benchmarks and tests; copygram keeps it in sync)."""
+                llm = open_llama(capped)
+        self._llm = llm
         self.model_path = path
         self.n_batch: int = llm.n_batch
         self._ctx = llm.ctx
@@ -97,6 +128,7 @@ class LlamaCppBackend:
         self._n_vocab: int = llm.n_vocab()
         # llama.cpp pads n_ctx (to a multiple of 256); the Llama wrapper's buffers keep the size asked.
         self._n_ctx: int = min(llm.n_ctx(), len(llm.input_ids))
+        self._ids = llm.input_ids  # the wrapper's buffer of n_ctx ids holds the cached ones
         self._n = 0
         self._token_bytes: list[bytes] | None = None
         self._ll_tokenizer: llguidance.LLTokenizer | None = None
@@ -119,8 +151,8 @@ class LlamaCppBackend:
         if getattr(self, "_batch", None) is not None:
             llama_cpp.llama_batch_free(self._batch)
             self._batch = None
-        if getattr(self, "llm", None) is not None:
-            self.llm.close()
+        if getattr(self, "_llm", None) is not None:
+            self._llm.close()
 
     def __del__(self) -> None:
         # At interpreter shutdown llama_cpp may already be torn down; nothing is left to free.
@@ -152,20 +184,20 @@ class LlamaCppBackend:
     @property
     def cached_ids(self) -> list[int]:
         """The token ids in the KV cache (a copy)."""
-        return [int(i) for i in self.llm.input_ids[: self._n]]
+        return [int(i) for i in self._ids[: self._n]]
 
     # -- tokenizer -----------------------------------------------------------------------------
 
     def tokenize(self, text: str, *, special: bool = False) -> list[int]:
         """Ids of ``text``, no BOS. llama.cpp's tokenizer drops some C0 controls (e.g. U+001D)
         and mangles unassigned code points, so those do not round-trip."""
-        ids: list[int] = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+        ids: list[int] = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
         return ids
 
     def detokenize(self, ids: Sequence[int]) -> str:
         """Text of ``ids`` with special tokens dropped; invalid UTF-8 (a cut multi-byte character)
         becomes U+FFFD."""
-        raw: bytes = self.llm.detokenize(list(ids), special=False)
+        raw: bytes = self._llm.detokenize(list(ids), special=False)
         return raw.decode("utf-8", errors="replace")
 
     def _piece(self, token_id: int, *, special: bool) -> bytes:
@@ -217,7 +249,7 @@ class LlamaCppBackend:
     def chat_prompt(self, messages: Sequence[dict[str, str]]) -> str:
         """The GGUF's chat template (``tokenizer.chat_template``) rendered with jinja2, ending with
         the assistant turn opener. Tokenize the result with ``special=True``."""
-        template = self.llm.metadata.get("tokenizer.chat_template")
+        template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise BackendError(
                 f"{self.model_path.name} has no chat template in its GGUF metadata; "
@@ -256,10 +288,9 @@ class LlamaCppBackend:
             if rc != 0:
                 # The cache may hold part of the batch: drop it so n_tokens stays truthful.
                 llama_cpp.llama_memory_seq_rm(llama_cpp.llama_get_memory(self._ctx), 0, self._n, -1)
-                self._sync(self._n)
                 raise BackendError(f"llama_decode failed with code {rc} on a batch of {k} tokens")
-            self.llm.input_ids[self._n : self._n + k] = chunk
-            self._sync(self._n + k)
+            self._ids[self._n : self._n + k] = chunk
+            self._n += k
             n_out = int(wanted[start : start + k].sum())
             if n_out:  # rows come back in batch order of the flagged tokens
                 ptr = llama_cpp.llama_get_logits(self._ctx)
@@ -267,11 +298,6 @@ class LlamaCppBackend:
         if not rows:
             return np.empty((0, self._n_vocab), dtype=np.float32)
         return rows[0] if len(rows) == 1 else np.concatenate(rows)
-
-    def _sync(self, n: int) -> None:
-        self._n = n
-        # Keep the wrapped Llama's own counter in step so llm.eval() continues at the same place.
-        self.llm.n_tokens = n
 
     def splice(self, ids: Sequence[int]) -> Logits:
         """Append ``ids`` (batched; chunked by ``n_batch``); logits after the last. Cost ~ one
@@ -296,4 +322,4 @@ class LlamaCppBackend:
         memory = llama_cpp.llama_get_memory(self._ctx)
         if not llama_cpp.llama_memory_seq_rm(memory, 0, n, -1):
             raise BackendError(f"llama.cpp could not drop the KV cells from position {n}")
-        self._sync(n)
+        self._n = n

@@ -28,16 +28,18 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.backends._common import (
-    DEFAULT_N_CTX,
     END_OF_TURN_TOKENS,
+    cap_context,
     check_context,
     check_ids,
+    model_source,
     output_rows,
     truncate_target,
     with_bos,
 )
 from copygram.backends.base import Logits
-from copygram.errors import BackendError, ConfigError, missing_dependency
+from copygram.config import DEVICES, DTYPES, BackendConfig, check_choice
+from copygram.errors import BackendError, missing_dependency
 
 try:
     import torch
@@ -59,6 +61,7 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torc
 
 def resolve_device(device: str) -> str:
     """``"auto"`` -> ``"cuda"`` when a GPU is visible, else ``"cpu"``; ``"cuda"`` needs a GPU."""
+    device = check_choice("device", device, DEVICES)
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
@@ -66,21 +69,15 @@ def resolve_device(device: str) -> str:
             "device 'cuda' was requested but torch sees no CUDA GPU; use device 'cpu' or 'auto', "
             "or install a CUDA build of torch"
         )
-    if device not in ("cpu", "cuda"):
-        raise ConfigError(f"unknown device {device!r}; use 'auto', 'cpu' or 'cuda'")
     return device
 
 
 def resolve_dtype(dtype: str, device: str) -> torch.dtype:
     """``"auto"`` -> float32 on CPU (bf16 matmuls are slow there), bfloat16 on CUDA."""
+    dtype = check_choice("dtype", dtype, DTYPES)
     if dtype == "auto":
         return torch.bfloat16 if device == "cuda" else torch.float32
-    try:
-        return _DTYPES[dtype]
-    except KeyError:
-        raise ConfigError(
-            f"unknown dtype {dtype!r}; use 'auto', {', '.join(map(repr, _DTYPES))}"
-        ) from None
+    return _DTYPES[dtype]
 
 
 SMALL_BATCH_ROWS = 16
@@ -161,6 +158,13 @@ class TransformersBackend:
 
     name = "transformers"
 
+    @classmethod
+    def from_config(cls, config: BackendConfig) -> TransformersBackend:
+        """The backend a checked :class:`~copygram.config.BackendConfig` describes (a catalog
+        model is fetched on first use; see :func:`copygram.catalog.resolve_model`)."""
+        return cls(model_source(config), device=config.device, dtype=config.dtype,
+                   n_ctx=config.n_ctx, n_threads=config.n_threads)
+
     def __init__(
         self,
         model: str | Path,
@@ -170,12 +174,16 @@ class TransformersBackend:
         n_ctx: int | None = None,
         n_threads: int | None = None,
     ) -> None:
+        """Load ``model`` (a GGUF file, dequantized; or a Hugging Face folder or hub name) on
+        ``device`` (``"auto"``: CUDA when torch sees a GPU). ``n_ctx``: default 4096, capped at
+        the model's ``max_position_embeddings`` (with a warning when asked for more);
+        ``n_threads``: torch's default unless given (set process-wide)."""
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         if n_threads:
             torch.set_num_threads(n_threads)  # process-wide: torch has no per-model setting
         path = Path(model)
-        if path.suffix == ".gguf":
+        if path.suffix.lower() == ".gguf":
             if not path.is_file():
                 raise BackendError(
                     f"model file {path} does not exist; pass the path of a GGUF file"
@@ -202,8 +210,9 @@ class TransformersBackend:
             use_small_batch_matmul(self.model)
             use_gqa_sdpa(self.model)
         self.model_path = path
-        max_pos = int(getattr(self.model.config, "max_position_embeddings", DEFAULT_N_CTX))
-        self._n_ctx = n_ctx if n_ctx is not None else min(DEFAULT_N_CTX, max_pos)
+        # The cache grows as it fills, so the cap needs no header read before the load.
+        max_pos = getattr(self.model.config, "max_position_embeddings", None)
+        self._n_ctx = cap_context(n_ctx, int(max_pos) if max_pos else None, path.name)
         self._n_vocab = int(self.model.get_output_embeddings().weight.shape[0])
         self.cache: Any = DynamicCache(config=self.model.config)
         self._n = 0

@@ -14,7 +14,7 @@ copied from an earlier occurrence of the latest n-gram, verifies ``[pending toke
 forward, keeps the longest draft prefix equal to the teacher tokens, takes one bonus token from the
 verification logits, and truncates the rejected draft from the cache.
 
-The counters follow :class:`~copygram.stats.RunStats`: ``decoded_tokens`` counts tokens chosen from
+The counters follow :class:`~copygram.decode.stats.RunStats`: ``decoded_tokens`` counts tokens chosen from
 the logits of a forward (including ``t_0``), ``drafted_tokens`` accepted draft tokens; their sum is
 ``output_tokens``.
 """
@@ -25,15 +25,24 @@ import time
 from collections.abc import Collection, Sequence
 
 from copygram.backends.base import Backend
-from copygram.drafting import NgramIndex
-from copygram.stats import RunStats
+from copygram.decode.drafting import NgramIndex
+from copygram.decode.prompt import RewritePromptBuilder
+from copygram.decode.stats import RunStats
 
 __all__ = [
     "PromptLookup",
+    "baseline_prompt",
     "find_candidate_pred_tokens",
     "full_regeneration",
     "prompt_lookup",
 ]
+
+
+def baseline_prompt(backend: Backend, document: str, instruction: str) -> list[int]:
+    """Token ids of the prompt the baselines start from: the library's plain-rewrite prompt
+    (:class:`~copygram.decode.prompt.RewritePromptBuilder`) in the model's chat template."""
+    text = RewritePromptBuilder().build(document, instruction, backend)
+    return backend.tokenize(text, special=True)
 
 
 def find_candidate_pred_tokens(ids: Sequence[int], *, k: int = 10, max_ngram: int = 3,
@@ -67,7 +76,7 @@ class PromptLookup:
     """Incremental prompt-lookup drafter: same drafts as :func:`find_candidate_pred_tokens`.
 
     Keeps, for every n-gram up to ``max_ngram``, its leftmost occurrence that has a
-    continuation (:class:`~copygram.drafting.NgramIndex`), so a proposal costs
+    continuation (:class:`~copygram.decode.drafting.NgramIndex`), so a proposal costs
     ``O(max_ngram + k)`` instead of a scan of the whole context.
     """
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from copygram.config import BackendConfig
 from copygram.constraints import compile_constraint, vocab_for
-from copygram.constraints.grammar import literal_bytes
-from copygram.constraints.guard import GuardedConstraint
+from copygram.constraints.base import GuardedConstraint
+from copygram.constraints.document_grammar import literal_bytes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,22 +31,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="tokens timed per walk (default: %(default)s)")
     parser.add_argument("--tokenizer", default="model", choices=["model", "byte"],
                         help="'model': the default GGUF model's vocabulary; 'byte': llguidance's")
-    parser.add_argument("--model", default=None, help="GGUF path (default: the default model)")
+    parser.add_argument("--model", default="default",
+                        help="a catalog name or a GGUF path (default: the default model)")
     parser.add_argument("--seed", type=int, default=0)
 
 
 def _tokenizer(args: argparse.Namespace) -> tuple[Any, str]:
     if args.tokenizer == "byte":
         return "byte", "llguidance byte tokenizer"
-    from copygram.backends.llamacpp import LlamaCppBackend
-    from copygram.backends.model import default_model_path
+    from copygram.backends import load
 
-    path = args.model or default_model_path()
-    return LlamaCppBackend(path, n_ctx=256), f"vocabulary of {getattr(path, 'name', path)}"
+    config = BackendConfig(backend="llamacpp", model=args.model, n_ctx=256)
+    return load(config), f"vocabulary of {config.model}"
 
 
 def _clear_caches() -> None:
-    from copygram.constraints.llg import compile_llguidance
+    from copygram.constraints.llguidance import compile_llguidance
 
     compile_llguidance.cache_clear()
     try:

@@ -1,21 +1,24 @@
 """Loading real edit pairs (``<dataset>.dev.jsonl`` rows) for the benchmarks.
 
-Rows are read in file order and ``limit`` keeps the first ``N`` usable ones, so a run is
-deterministic. Rows whose ``before`` is empty are skipped: there is nothing to copy from.
+The data folder is named by ``--data DIR`` or, when that is not given, by the
+``COPYGRAM_DATA`` environment variable; copygram ships no data and assumes no location. Rows are
+read in file order and ``limit`` keeps the first ``N`` usable ones, so a run is deterministic.
+Rows whose ``before`` is empty are skipped: there is nothing to copy from.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copygram.errors import ConfigError
-from copygram.lines import count_lines
+from copygram.errors import ConfigError, DocumentError
+from copygram.language.lines import count_lines
 
-DEFAULT_DATA = "../shared/data/edits"
+DATA_ENV = "COPYGRAM_DATA"
 SUFFIX = ".dev.jsonl"
 DEFAULT_DATASETS: tuple[str, ...] = (
     "humanevalfix_docs_python",
@@ -26,6 +29,9 @@ DEFAULT_DATASETS: tuple[str, ...] = (
 )
 """The five sets the measurements report: bug fixes in two languages, human instructions, and
 single-file commits of real repositories (up to 400 lines)."""
+
+DataPath = str | Path | None
+"""A data folder, or ``None`` for the one ``$COPYGRAM_DATA`` names."""
 
 
 @dataclass(frozen=True)
@@ -42,24 +48,31 @@ class EditRow:
     meta: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
 
-def data_dir(path: str | Path = DEFAULT_DATA) -> Path:
-    """``path`` resolved against the current directory; :class:`ConfigError` if it is absent."""
+def data_dir(path: DataPath = None) -> Path:
+    """``path`` (or ``$COPYGRAM_DATA`` when ``path`` is ``None``) resolved against the current
+    directory; :class:`ConfigError` naming both when neither is given or the folder is absent."""
+    if path is None or str(path) == "":
+        path = os.environ.get(DATA_ENV) or None
+    if path is None:
+        raise ConfigError(
+            f"no edit data folder given: pass --data DIR or set {DATA_ENV}=DIR, the folder "
+            f"holding the *{SUFFIX} files"
+        )
     resolved = Path(path).expanduser().resolve()
     if not resolved.is_dir():
         raise ConfigError(
-            f"edit data directory {resolved} does not exist; pass --data DIR pointing at the "
-            f"folder holding the *{SUFFIX} files (default {DEFAULT_DATA}, relative to the "
-            "current directory)"
+            f"edit data folder {resolved} does not exist; pass --data DIR or set {DATA_ENV}=DIR, "
+            f"the folder holding the *{SUFFIX} files"
         )
     return resolved
 
 
-def available_datasets(path: str | Path = DEFAULT_DATA) -> list[str]:
+def available_datasets(path: DataPath = None) -> list[str]:
     """Names of every ``*.dev.jsonl`` file in ``path``, sorted."""
     return sorted(p.name[: -len(SUFFIX)] for p in data_dir(path).glob(f"*{SUFFIX}"))
 
 
-def parse_datasets(spec: str | None, path: str | Path = DEFAULT_DATA) -> list[str]:
+def parse_datasets(spec: str | None, path: DataPath = None) -> list[str]:
     """``None`` -> :data:`DEFAULT_DATASETS`; ``"all"`` -> every file; else a comma list.
 
     Unknown names raise :class:`ConfigError` listing what exists.
@@ -80,7 +93,41 @@ def parse_datasets(spec: str | None, path: str | Path = DEFAULT_DATA) -> list[st
     return names
 
 
-def iter_rows(dataset: str, path: str | Path = DEFAULT_DATA, *, limit: int | None = None,
+def read_edit_rows(file: Path, dataset: str | None = None) -> Iterator[EditRow]:
+    """Every row of a JSONL file of edit pairs, in file order (blank lines skipped).
+
+    Each line is a JSON object with ``before`` and ``after`` strings and optional ``id``,
+    ``instruction``, ``lang``, ``source`` and ``meta``; anything else raises
+    :class:`DocumentError` naming the file and line. ``dataset`` defaults to the file's stem.
+    """
+    name = dataset if dataset is not None else file.name.removesuffix(SUFFIX).removesuffix(".jsonl")
+    with file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                before, after = raw["before"], raw["after"]
+                if not isinstance(before, str) or not isinstance(after, str):
+                    raise TypeError("'before' and 'after' must be strings")
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise DocumentError(
+                    f"{file}:{number}: each line must be a JSON object with 'before' and 'after' "
+                    f"strings ({exc})"
+                ) from None
+            yield EditRow(
+                dataset=name,
+                id=str(raw.get("id", f"{name}:{number}")),
+                before=before,
+                after=after,
+                instruction=str(raw.get("instruction") or ""),
+                lang=str(raw.get("lang") or ""),
+                source=str(raw.get("source") or ""),
+                meta=dict(raw.get("meta") or {}),
+            )
+
+
+def iter_rows(dataset: str, path: DataPath = None, *, limit: int | None = None,
               max_lines: int | None = None) -> Iterator[EditRow]:
     """The first ``limit`` rows of ``dataset`` (all when ``None``) with a non-empty ``before``
     of at most ``max_lines`` lines (any when ``None``)."""
@@ -90,33 +137,16 @@ def iter_rows(dataset: str, path: str | Path = DEFAULT_DATA, *, limit: int | Non
     if limit is not None and limit <= 0:
         return
     count = 0
-    with file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-                before, after = raw["before"], raw["after"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ConfigError(f"{file}:{number}: not an edit row ({exc})") from exc
-            if not before or (max_lines is not None and count_lines(before) > max_lines):
-                continue
-            yield EditRow(
-                dataset=dataset,
-                id=str(raw.get("id", f"{dataset}:{number}")),
-                before=before,
-                after=after,
-                instruction=str(raw.get("instruction") or ""),
-                lang=str(raw.get("lang") or ""),
-                source=str(raw.get("source") or ""),
-                meta=dict(raw.get("meta") or {}),
-            )
-            count += 1
-            if limit is not None and count >= limit:
-                return
+    for row in read_edit_rows(file, dataset):
+        if not row.before or (max_lines is not None and count_lines(row.before) > max_lines):
+            continue
+        yield row
+        count += 1
+        if limit is not None and count >= limit:
+            return
 
 
-def load_rows(datasets: Sequence[str], path: str | Path = DEFAULT_DATA, *,
+def load_rows(datasets: Sequence[str], path: DataPath = None, *,
               limit: int | None = None, max_lines: int | None = None
               ) -> dict[str, list[EditRow]]:
     """``{dataset: rows}`` for each name, in the order given."""
@@ -127,8 +157,8 @@ def load_rows(datasets: Sequence[str], path: str | Path = DEFAULT_DATA, *,
 def add_data_arguments(parser: argparse.ArgumentParser, *,
                        default_max_lines: int | None = None) -> None:
     """``--data``, ``--datasets`` and ``--limit``, shared by the benchmark commands."""
-    parser.add_argument("--data", default=DEFAULT_DATA,
-                        help=f"folder of *{SUFFIX} files (default {DEFAULT_DATA}, from the CWD)")
+    parser.add_argument("--data", default=None,
+                        help=f"folder of *{SUFFIX} files (default: ${DATA_ENV})")
     parser.add_argument("--datasets", default=None,
                         help="comma-separated dataset names, or 'all' "
                              f"(default: {','.join(DEFAULT_DATASETS)})")

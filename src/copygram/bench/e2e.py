@@ -16,18 +16,15 @@ The modelled bound per row is ``(G + sum N_k) / (G + sum N_k / s(N_k))`` with ``
 tokens copygram decoded, ``N_k`` its copy spans in tokens and ``s(N)`` the kernel curve (one splice
 of N tokens vs N decode steps; docs/kernel.json, interpolated in log N).
 
-Cost: with ``--limit 20`` over the five default datasets, ~10 minutes with llama.cpp on 2 CPU
-cores. ``--formats-only`` prints the edit-format table of docs/formats.md instead (seconds).
+The rows come from ``--data DIR`` or ``$COPYGRAM_DATA`` (:mod:`copygram.bench.data`). Cost: with
+``--limit 20`` over the five default datasets, ~10 minutes with llama.cpp on 2 CPU cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import importlib
-import itertools
 import json
-import math
 import statistics
 import sys
 import time
@@ -36,12 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from copygram.bench.baselines import full_regeneration, prompt_lookup
+from copygram.bench.baselines import baseline_prompt, full_regeneration, prompt_lookup
 from copygram.bench.data import EditRow, add_data_arguments, rows_from_args
+from copygram.bench.kernel import KernelCurve, bound_terms, forward_cost, load_kernel_curve
+from copygram.bench.plots import speedup_plots
+from copygram.config import BackendConfig
+from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, CopygramError
-from copygram.oracle import CharCost, TokenCost, oracle
-from copygram.program import Program
-from copygram.stats import RunStats
+from copygram.language.ops import Program
+from copygram.language.oracle import CharCost, TokenCost, oracle
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -52,85 +52,21 @@ COPYGRAM = "copygram"
 DEFAULT_KS = (10, 32)
 DEFAULT_KERNEL = "docs/kernel.json"
 
-REWRITE_SYSTEM = (
-    "You edit documents. Apply the instruction to the document and reply with the whole edited "
-    "document, and nothing else."
-)
-
 
 def lookup_name(k: int) -> str:
     return f"lookup_k{k}"
 
 
-def baseline_prompt(backend: Backend, document: str, instruction: str) -> list[int]:
-    """Token ids of the rewrite prompt the baselines start from (the chat template applied)."""
-    messages = [
-        {"role": "system", "content": REWRITE_SYSTEM},
-        {"role": "user", "content": f"Instruction: {instruction.strip()}\n\nDocument:\n{document}"},
-    ]
-    return backend.tokenize(backend.chat_prompt(messages), special=True)
-
-
-# --- kernel curve and modelled bound --------------------------------------------------------------
-
-
-KernelCurve = Mapping[int, float]
-
-
 def load_curve(path: str | Path, backend: str) -> dict[int, float] | None:
-    """``{N: s(N)}`` for ``backend`` from the kernel bench's JSON, or None when absent.
-
-    Uses ``copygram.bench.kernel.load_kernel_curve`` when that module provides it.
-    """
+    """``{N: s(N)}`` for ``backend`` from the kernel bench's JSON, or None when the file is absent
+    or has no curve for ``backend`` (said on stderr)."""
     if not Path(path).is_file():
         return None
     try:
-        kernel: object = importlib.import_module("copygram.bench.kernel")
-    except ImportError:
-        kernel = None
-    loader = getattr(kernel, "load_kernel_curve", None)
-    if callable(loader):
-        try:
-            curve: dict[int, float] = loader(path, backend)
-        except CopygramError as exc:
-            print(f"kernel curve: {exc}", file=sys.stderr)
-            return None
-        return curve
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    table = data.get(backend, data.get("backends", {}).get(backend)) if isinstance(data, dict) \
-        else None
-    if isinstance(table, dict) and "speedup" in table:
-        table = table["speedup"]
-    if not isinstance(table, dict):
+        return load_kernel_curve(path, backend)
+    except CopygramError as exc:
+        print(f"kernel curve: {exc}", file=sys.stderr)
         return None
-    return {int(n): float(s) for n, s in table.items()}
-
-
-def curve_at(curve: KernelCurve, n: int) -> float:
-    """``s(n)``, linear in ``log n`` between measured points; ``s(1) = 1`` (a one-token splice
-    is a decode step); flat beyond the last point."""
-    points = sorted({1: 1.0, **curve}.items())
-    if n <= points[0][0]:
-        return points[0][1]
-    for (n0, s0), (n1, s1) in itertools.pairwise(points):
-        if n <= n1:
-            t = (math.log(n) - math.log(n0)) / (math.log(n1) - math.log(n0))
-            return s0 + t * (s1 - s0)
-    return points[-1][1]
-
-
-def bound_terms(stats: RunStats, curve: KernelCurve) -> tuple[float, float]:
-    """(numerator, denominator) of the modelled bound for one copygram run."""
-    g = float(stats.decoded_tokens)
-    spans = stats.copy_span_tokens
-    return (g + sum(spans), g + sum(n / curve_at(curve, n) for n in spans if n > 0))
-
-
-def forward_cost(stats: RunStats, curve: KernelCurve) -> float:
-    """The run's modelled time in decode steps: each forward of ``m`` tokens costs
-    ``m / s(m)``. Unlike the paper's bound it charges forced markup, verified drafts (accepted or
-    not) and every decode, so it says where measured time goes beyond the bound."""
-    return sum(m / curve_at(curve, m) for m in stats.forward_tokens)
 
 
 # --- one row ------------------------------------------------------------------------------------
@@ -180,8 +116,8 @@ def variant_name(variant: str) -> str:
 
 def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSession]:
     """The default copygram session and one per extra variant (see :data:`VARIANTS`)."""
-    from copygram.drafting import DraftConfig
-    from copygram.prompt import DefaultPromptBuilder
+    from copygram.decode.drafting import DraftConfig
+    from copygram.decode.prompt import DefaultPromptBuilder
     from copygram.session import EditSession
 
     sessions = {COPYGRAM: EditSession(backend)}
@@ -331,59 +267,20 @@ def summary_table(summaries: Mapping[str, Mapping[str, object]], ks: Sequence[in
     return "\n".join(lines) + "\n"
 
 
-# --- plots --------------------------------------------------------------------------------------
-
-
 def write_plots(directory: Path, results: Mapping[str, Sequence[RowResult]],
                 summaries: Mapping[str, Mapping[str, object]], ks: Sequence[int]) -> list[Path]:
-    """``speedup_by_dataset.png`` and ``speedup_vs_length.png`` (matplotlib, Agg)."""
-    try:
-        import matplotlib
-    except ImportError as exc:
-        from copygram.errors import missing_dependency
-
-        raise missing_dependency("matplotlib", "bench") from exc
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    directory.mkdir(parents=True, exist_ok=True)
-    names = approaches(ks)[1:]
-    datasets = list(summaries)
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(datasets)), 4))
-    width = 0.8 / len(names)
-    for index, name in enumerate(names):
-        values = []
-        for dataset in datasets:
-            entry = summaries[dataset][name]
+    """``speedup_by_dataset.png`` and ``speedup_vs_length.png`` in ``directory``."""
+    pooled: dict[str, dict[str, float]] = {}
+    points: dict[str, list[tuple[int, float]]] = {}
+    for name in approaches(ks)[1:]:
+        pooled[name] = {}
+        for dataset, summary in summaries.items():
+            entry = summary[name]
             assert isinstance(entry, dict)
-            values.append(entry["pooled_speedup"] or 0.0)
-        ax.bar([d + index * width for d in range(len(datasets))], values, width, label=name)
-    ax.axhline(1.0, color="grey", linewidth=0.8)
-    ax.set_xticks([d + width * (len(names) - 1) / 2 for d in range(len(datasets))])
-    ax.set_xticklabels(datasets, rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel("pooled speedup over full regeneration")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    by_dataset = directory / "speedup_by_dataset.png"
-    fig.savefig(by_dataset, dpi=120)
-    plt.close(fig)
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name in names:
-        points = [(r.stats[FULL].output_tokens, r.speedup(name))
-                  for rows in results.values() for r in rows if not r.skipped]
-        ax.scatter([p[0] for p in points], [p[1] for p in points], s=10, label=name, alpha=0.7)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.axhline(1.0, color="grey", linewidth=0.8)
-    ax.set_xlabel("output tokens (after)")
-    ax.set_ylabel("speedup over full regeneration")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    by_length = directory / "speedup_vs_length.png"
-    fig.savefig(by_length, dpi=120)
-    plt.close(fig)
-    return [by_dataset, by_length]
+            pooled[name][dataset] = float(entry["pooled_speedup"] or 0.0)
+        points[name] = [(r.stats[FULL].output_tokens, r.speedup(name))
+                        for rows in results.values() for r in rows if not r.skipped]
+    return speedup_plots(directory, pooled, points)
 
 
 # --- command ------------------------------------------------------------------------------------
@@ -420,24 +317,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", default=None, help="write the per-dataset summary here")
     parser.add_argument("--out", default=None, help="write rows.jsonl (one line per row) here")
     parser.add_argument("--plots", default=None, help="write PNG plots into this folder")
-    parser.add_argument("--formats-only", action="store_true",
-                        help="print the edit-format table (docs/formats.md) and exit")
     parser.add_argument("--peers", type=int, default=0, metavar="N",
                         help="also run real peer implementations on the first N rows per dataset")
 
 
 def run(args: argparse.Namespace) -> int:
     rows = rows_from_args(args)
-    if args.formats_only:
-        return _run_formats(args, rows)
     ks = _parse_ks(args.k)
     check_repeats(args.repeats)  # before the model loads
     from copygram.backends import load
 
-    config: dict[str, object] = {"backend": args.backend, "model": args.model,
-                                 "n_ctx": args.n_ctx}
-    if args.n_threads:
-        config["n_threads"] = args.n_threads
+    config = BackendConfig(backend=args.backend, model=args.model, n_ctx=args.n_ctx,
+                           n_threads=args.n_threads)
     backend = load(config)
     variants = [v for v in args.variants.split(",") if v.strip()]
     sessions = make_sessions(backend, variants)
@@ -478,7 +369,7 @@ def run(args: argparse.Namespace) -> int:
         from copygram.bench.peers import peer_table, run_peers
 
         peer_rows = [row for dataset_rows in rows.values() for row in dataset_rows[:args.peers]]
-        print(peer_table(run_peers(backend, peer_rows, ks[0])), end="")
+        print(peer_table(run_peers(backend, config, peer_rows, ks[0])), end="")
     return 0
 
 
@@ -490,19 +381,3 @@ def _progress(result: RowResult, ks: Sequence[int], elapsed: float) -> None:
                         if name != FULL)
         text += f" N={result.stats[FULL].output_tokens}"
     print(f"[{elapsed:6.0f}s] {result.dataset} {result.id}: {text}", file=sys.stderr)
-
-
-def _run_formats(args: argparse.Namespace, rows: Mapping[str, Sequence[EditRow]]) -> int:
-    from dataclasses import asdict
-
-    from copygram.bench import formats
-
-    count = formats.vocab_token_counter(None if args.model == "default" else args.model)
-    summaries = [formats.summarize(dataset, [formats.compare_formats(r.before, r.after, count)
-                                             for r in dataset_rows])
-                 for dataset, dataset_rows in rows.items()]
-    print(formats.markdown_table(summaries), end="")
-    if args.json:
-        Path(args.json).write_text(json.dumps([asdict(s) for s in summaries], indent=1) + "\n",
-                                   encoding="utf-8")
-    return 0

@@ -3,288 +3,48 @@
 For a pair ``(before, after)`` four ways of writing the edit are built and re-applied to ``before``
 by a strict applier; ``exact`` says whether that gives back ``after`` character for character:
 
-* ``copygram``: the oracle program in the paper's syntax (``oracle(before, after).render()``);
+* ``copygram``: the oracle program in the paper's syntax (``render(oracle(before, after))``);
 * ``search_replace``: Aider-style ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` blocks.
   Each changed hunk's context grows (fewest lines first, above before below) until its SEARCH lines
   occur exactly once in the file as it stands when the block is applied (blocks apply in order);
-  a pure insertion therefore gets an anchor line. The format writes lines, so a final line without
-  a newline can only be matched at the end of the file, and a change of the final newline alone
-  is not expressible: such rows count as failures.
-* ``unified_diff``: ``difflib.unified_diff`` with 3 context lines. difflib does not mark a last line
-  without a newline; we add GNU diff's ``\\ No newline at end of file`` marker, so the diff is what
-  ``diff -u`` would print, and apply it strictly by line numbers with every context line checked;
+  a pure insertion therefore gets an anchor line. An edit the format cannot write (a change of the
+  final newline alone) counts as a failure.
+* ``unified_diff``: ``difflib.unified_diff`` with 3 context lines and GNU diff's no-newline marker,
+  applied strictly by line numbers with every context line checked;
 * ``whole_file``: ``after`` itself.
 
-``python -m copygram.bench.formats`` (or ``copygram bench e2e --formats-only``) prints the table in
-docs/formats.md. Cost: a few ms per row, plus tokenization.
+The two line formats are made and applied by :mod:`copygram.bench.patches`.
+
+``copygram bench formats`` prints the table in docs/formats.md, tokens counted by the model's own
+tokenizer (:func:`token_counter`). Cost: a few ms per row, plus tokenization.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
-import re
 import statistics
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from copygram.errors import CopygramError, missing_dependency
-from copygram.lines import split_lines
-from copygram.oracle import oracle
-from copygram.resolve import resolve
+from copygram.backends import BACKENDS, Backend, load
+from copygram.bench.data import add_data_arguments, rows_from_args
+from copygram.bench.patches import (
+    PatchError,
+    apply_search_replace,
+    apply_unified_diff,
+    make_search_replace,
+    make_unified_diff,
+)
+from copygram.config import BackendConfig
+from copygram.language.oracle import oracle
+from copygram.language.resolve import resolve
+from copygram.language.syntaxes import parse, render
 
 TokenCounter = Callable[[str], int]
 FORMATS: tuple[str, ...] = ("copygram", "search_replace", "unified_diff", "whole_file")
-
-SEARCH = "<<<<<<< SEARCH\n"
-DIVIDER = "=======\n"
-REPLACE = ">>>>>>> REPLACE\n"
-NO_NEWLINE = "\\ No newline at end of file\n"
-
-
-class PatchError(CopygramError, ValueError):
-    """An edit text that does not apply to the document (bad syntax, missing or ambiguous match)."""
-
-
-def _terminated(line: str) -> bool:
-    return line.endswith(("\n", "\r"))
-
-
-# --- SEARCH/REPLACE ------------------------------------------------------------------------------
-
-
-def _match_at(lines: Sequence[str], start: int, block: Sequence[str]) -> bool:
-    """Whether ``block`` equals ``lines[start:start+len(block)]``; an unterminated final line of
-    ``lines`` matches the same text plus ``\\n`` (SEARCH blocks cannot write it otherwise)."""
-    if start + len(block) > len(lines):
-        return False
-    last = len(lines) - 1
-    for offset, wanted in enumerate(block):
-        have = lines[start + offset]
-        if have != wanted and not (start + offset == last and not _terminated(have)
-                                   and have + "\n" == wanted):
-            return False
-    return True
-
-
-def _matches(lines: Sequence[str], block: Sequence[str], limit: int = 2) -> list[int]:
-    """Start indices where ``block`` matches (at most ``limit``; an empty block matches nowhere
-    usefully, so it is reported as ambiguous)."""
-    if not block:
-        return [0] * limit
-    found: list[int] = []
-    first = block[0]
-    for start in range(len(lines) - len(block) + 1):
-        if (lines[start] == first or start == len(lines) - 1) and _match_at(lines, start, block):
-            found.append(start)
-            if len(found) >= limit:
-                break
-    return found
-
-
-def _aligned(before: Sequence[str], after: Sequence[str]) -> tuple[
-        list[tuple[int, int, int, int]], dict[int, int]]:
-    """Changed hunks ``(i1, i2, j1, j2)`` and, for each ``before`` index on an unchanged stretch
-    (or its edge), the matching ``after`` index (the first one, before any insertion there)."""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    hunks: list[tuple[int, int, int, int]] = []
-    align: dict[int, int] = {}
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            for offset in range(i2 - i1 + 1):
-                align.setdefault(i1 + offset, j1 + offset)
-        elif hunks and hunks[-1][1] == i1 and hunks[-1][3] == j1:
-            hunks[-1] = (hunks[-1][0], i2, hunks[-1][2], j2)
-        else:
-            hunks.append((i1, i2, j1, j2))
-    align.setdefault(len(before), len(after))
-    return hunks, align
-
-
-def _unique_block(current: list[str], top: int, bottom: int, can_end: Callable[[int], bool],
-                  ) -> tuple[int, int]:
-    """The fewest context lines making ``current[top-up:end]`` match once: ``(up, end)`` with
-    ``end >= bottom`` and ``can_end(end)``; context above is tried first on ties."""
-    n = len(current)
-    for total in range(n + 1):
-        for up in range(min(total, top), -1, -1):
-            end = bottom + total - up
-            if end > n or not can_end(end):
-                continue
-            if len(_matches(current, _closed(current[top - up:end]))) == 1:
-                return up, end
-    return top, n  # the whole file: it matches once unless it is empty
-
-
-def make_search_replace(before: str, after: str, *, strict: bool = True) -> str:
-    """Aider-style SEARCH/REPLACE blocks turning ``before`` into ``after`` (see module doc).
-
-    Some edits cannot be written in this format: a final line whose newline appears or vanishes,
-    or a changed line that reads like a block marker. ``strict`` raises :class:`PatchError` for
-    those; otherwise the (lossy) blocks are returned, for counting their tokens.
-    """
-    old, new = split_lines(before), split_lines(after)
-    hunks, align = _aligned(old, new)
-    blocks: list[str] = []
-    index = 0
-    while index < len(hunks):
-        i1, i2, j1, j2 = hunks[index]
-        # The file when this block applies: the edited part above, the original below. Its
-        # index e >= j1 is old line i1 + e - j1.
-        current = new[:j1] + old[i1:]
-        bottom = j1 + (i2 - i1)
-
-        def can_end(end: int, _shift: int = i1 - j1, _bottom: int = bottom) -> bool:
-            return end == _bottom or end + _shift in align
-
-        up, end = _unique_block(current, j1, bottom, can_end)
-        old_end = i1 + end - j1
-        new_end = j2 if end == bottom else align[old_end]
-        if strict:
-            open_end = bool(current) and end == len(current) and not _terminated(current[-1])
-            _check_expressible(current[j1 - up:end], new[j1 - up:new_end], at_open_end=open_end)
-        blocks.append(SEARCH + "".join(_closed(current[j1 - up:end])) + DIVIDER
-                      + "".join(_closed(new[j1 - up:new_end])) + REPLACE)
-        # Hunks the block's context swallowed are done.
-        index += 1
-        while index < len(hunks) and (hunks[index][0] < old_end or hunks[index][2] < new_end):
-            index += 1
-    return "".join(blocks)
-
-
-_MARKERS = frozenset({SEARCH, DIVIDER, REPLACE})
-
-
-def _check_expressible(search: Sequence[str], replace: Sequence[str], *, at_open_end: bool
-                       ) -> None:
-    """Raise :class:`PatchError` unless applying the rendered block gives ``replace`` back."""
-    if not search:
-        raise PatchError("SEARCH/REPLACE cannot edit an empty file (no anchor to search for)")
-    if any(line in _MARKERS for line in _closed([*search, *replace])):
-        raise PatchError("a changed line reads like a SEARCH/REPLACE marker")
-    if replace:
-        last = replace[-1]
-        # The applier drops the final newline exactly when the match ends the file without one.
-        if last.endswith("\n") if at_open_end else not _terminated(last):
-            raise PatchError("SEARCH/REPLACE cannot write a change of the final newline")
-
-
-def _closed(lines: Iterable[str]) -> list[str]:
-    return [line if _terminated(line) else line + "\n" for line in lines]
-
-
-def parse_search_replace(text: str) -> list[tuple[list[str], list[str]]]:
-    """The ``(search_lines, replace_lines)`` of each block; :class:`PatchError` if malformed."""
-    blocks: list[tuple[list[str], list[str]]] = []
-    state, search, replace = "out", [], []  # type: str, list[str], list[str]
-    for number, line in enumerate(split_lines(text), 1):
-        if state == "out":
-            if line != SEARCH:
-                raise PatchError(f"line {number}: expected {SEARCH!r}, got {line!r}")
-            state, search, replace = "search", [], []
-        elif state == "search":
-            if line == DIVIDER:
-                state = "replace"
-            else:
-                search.append(line)
-        elif line == REPLACE:
-            blocks.append((search, replace))
-            state = "out"
-        else:
-            replace.append(line)
-    if state != "out":
-        raise PatchError("unterminated SEARCH/REPLACE block")
-    return blocks
-
-
-def apply_search_replace(text: str, document: str) -> str:
-    """Apply the blocks in order; each SEARCH must match exactly one run of whole lines.
-
-    The only leniency: the document's final line, when it has no newline, matches the same text
-    followed by ``\\n`` (the format cannot write it otherwise), and then the replacement's final
-    newline is dropped too.
-    """
-    lines = split_lines(document)
-    for number, (search, replace) in enumerate(parse_search_replace(text), 1):
-        found = _matches(lines, search)
-        if len(found) != 1:
-            why = "empty" if not search else ("not found" if not found else "ambiguous")
-            raise PatchError(f"block {number}: SEARCH is {why}")
-        start, width = found[0], len(search)
-        new = list(replace)
-        if start + width == len(lines) and not _terminated(lines[-1]) and new:
-            new[-1] = new[-1].removesuffix("\n")
-        lines[start:start + width] = new
-    return "".join(lines)
-
-
-# --- unified diff --------------------------------------------------------------------------------
-
-_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-
-
-def make_unified_diff(before: str, after: str, context: int = 3) -> str:
-    """``difflib.unified_diff`` text (headers ``a/file``, ``b/file``) with GNU's no-newline marks."""
-    parts: list[str] = []
-    for line in difflib.unified_diff(split_lines(before), split_lines(after), "a/file", "b/file",
-                                     n=context):
-        parts.append(line if _terminated(line) else line + "\n" + NO_NEWLINE)
-    return "".join(parts)
-
-
-def apply_unified_diff(diff: str, document: str) -> str:
-    """Apply a unified diff strictly: hunks in order, by line number, every old line checked."""
-    if not diff:
-        return document
-    old = split_lines(document)
-    lines = split_lines(diff)
-    if len(lines) < 2 or not lines[0].startswith("--- ") or not lines[1].startswith("+++ "):
-        raise PatchError("a unified diff starts with '--- ' and '+++ ' header lines")
-    out: list[str] = []
-    position = 0  # next unconsumed index of ``old``
-    index = 2
-    while index < len(lines):
-        header = _HUNK.match(lines[index])
-        if header is None:
-            raise PatchError(f"diff line {index + 1}: expected a hunk header, got {lines[index]!r}")
-        old_start, old_len = int(header[1]), int(header[2] or 1)
-        new_len = int(header[4] or 1)
-        start = old_start if old_len == 0 else old_start - 1
-        if start < position or start > len(old):
-            raise PatchError(f"hunk at line {index + 1} starts at old line {old_start}, out of order")
-        out.extend(old[position:start])
-        position = start
-        index += 1
-        seen_old = seen_new = 0
-        while index < len(lines) and (seen_old < old_len or seen_new < new_len
-                                      or lines[index] == NO_NEWLINE):
-            line = lines[index]
-            kind, body = line[:1], line[1:]
-            if index + 1 < len(lines) and lines[index + 1] == NO_NEWLINE:
-                body = body.removesuffix("\n")
-                index += 1
-            if kind in (" ", "-"):
-                if position >= len(old) or old[position] != body:
-                    raise PatchError(f"diff line {index + 1}: old line {position + 1} differs")
-                position += 1
-                seen_old += 1
-                if kind == " ":
-                    out.append(body)
-                    seen_new += 1
-            elif kind == "+":
-                out.append(body)
-                seen_new += 1
-            else:
-                raise PatchError(f"diff line {index + 1}: unexpected {line!r} in a hunk")
-            index += 1
-        if seen_old != old_len or seen_new != new_len:
-            raise PatchError(f"hunk ending at diff line {index}: line counts do not match header")
-    out.extend(old[position:])
-    return "".join(out)
-
 
 # --- comparison ---------------------------------------------------------------------------------
 
@@ -307,15 +67,13 @@ def _exact(apply: Callable[[str, str], str], text: str, before: str, after: str)
 
 
 def _apply_program(text: str, before: str) -> str:
-    from copygram.syntaxes import parse
-
     return resolve(parse(text), before)
 
 
 def render_formats(before: str, after: str) -> dict[str, str]:
     """The edit in each of :data:`FORMATS`."""
     return {
-        "copygram": oracle(before, after).render(),
+        "copygram": render(oracle(before, after)),
         "search_replace": make_search_replace(before, after, strict=False),
         "unified_diff": make_unified_diff(before, after),
         "whole_file": after,
@@ -375,57 +133,35 @@ def markdown_table(summaries: Sequence[FormatSummary]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def vocab_token_counter(model_path: str | Path | None = None) -> TokenCounter:
-    """Token counts in the default model's vocabulary (llama.cpp vocab-only load, ~0.3 s)."""
-    try:
-        import llama_cpp
-    except ImportError as exc:
-        raise missing_dependency("llama_cpp", "llamacpp") from exc
-    from copygram.backends.model import default_model_path
-
-    path = Path(model_path) if model_path is not None else default_model_path()
-    llm = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
+def token_counter(backend: Backend) -> TokenCounter:
+    """Token counts in ``backend``'s vocabulary (no BOS; ``""`` is 0 tokens)."""
 
     def count(text: str) -> int:
-        return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
+        return len(backend.tokenize(text)) if text else 0
 
     return count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from copygram.bench.data import add_data_arguments
-
     add_data_arguments(parser)
-    parser.add_argument("--model", default=None, help="GGUF whose vocabulary counts tokens "
-                        "(default: the SmolLM2 model)")
+    parser.add_argument("--backend", default="llamacpp", choices=BACKENDS,
+                        help="the stack whose tokenizer counts tokens (default llamacpp)")
+    parser.add_argument("--model", default="default", help="the model whose vocabulary counts "
+                        "tokens: a catalog name or a path (default: the SmolLM2 model)")
     parser.add_argument("--json", default=None, help="write the per-dataset summaries here")
 
 
 def run(args: argparse.Namespace) -> int:
-    from copygram.bench.data import rows_from_args
-
-    count = vocab_token_counter(args.model)
+    rows = rows_from_args(args)
+    # The context is irrelevant to tokenizing; a small one keeps the load cheap.
+    count = token_counter(load(BackendConfig(backend=args.backend, model=args.model, n_ctx=256)))
     summaries = []
-    for dataset, rows in rows_from_args(args).items():
-        results = [compare_formats(row.before, row.after, count) for row in rows]
+    for dataset, dataset_rows in rows.items():
+        results = [compare_formats(row.before, row.after, count) for row in dataset_rows]
         summaries.append(summarize(dataset, results))
-        print(f"{dataset}: {len(rows)} rows", file=sys.stderr)
+        print(f"{dataset}: {len(dataset_rows)} rows", file=sys.stderr)
     print(markdown_table(summaries), end="")
     if args.json:
-        Path(args.json).write_text(json.dumps([asdict(s) for s in summaries], indent=1) + "\n")
+        Path(args.json).write_text(json.dumps([asdict(s) for s in summaries], indent=1) + "\n",
+                                   encoding="utf-8")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m copygram.bench.formats",
-                                     description=__doc__.splitlines()[0] if __doc__ else None)
-    add_arguments(parser)
-    try:
-        return run(parser.parse_args(argv))
-    except CopygramError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,10 +1,10 @@
 """``copygram bench kernel``: N greedy decode steps vs one splice of the same N tokens.
 
-After a cached prompt (200 tokens by default), for each N the benchmark times N ``decode`` calls,
-one ``splice`` of N tokens, and the bare stack call a splice wraps (llama.cpp: ``Llama.eval``;
-transformers: ``model(input_ids, cache=..., logits_to_keep=1)``), truncating back to the prompt
-between runs. The speedup ``s(N) = decode / splice`` is the kernel curve the end-to-end benchmark
-reuses (:func:`load_kernel_curve`); ``splice / bare - 1`` is copygram's overhead.
+After a cached prompt (200 tokens by default), for each N the benchmark times N ``decode`` calls
+and one ``splice`` of the same N tokens, truncating back to the prompt between runs; everything
+goes through the :class:`~copygram.backends.base.Backend` protocol. The speedup
+``s(N) = decode / splice`` is the kernel curve the end-to-end benchmark reuses
+(:func:`load_kernel_curve`, :func:`curve_at`) to model what a run's forwards should cost.
 
 Results merge into ``docs/kernel.json`` (keyed by backend); ``docs/kernel.md`` and
 ``docs/kernel.png`` are regenerated from that file, so each backend's section is replaced in place.
@@ -14,27 +14,33 @@ Cost: ~1 min for llama.cpp and ~3 min for transformers on 2 CPU cores with the d
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import itertools
 import json
+import math
 import os
 import platform
 import resource
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from copygram.backends import BACKENDS, Backend, load
+from copygram.bench.plots import kernel_plot
+from copygram.config import BackendConfig
+from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError
 
 DEFAULT_NS = (8, 32, 128, 512)
 PROMPT_TOKENS = 200
-FIRST_TEXT_ID = 100  # below this SmolLM2 keeps its special tokens; random ids stay ordinary text
 JSON_NAME, MD_NAME, PNG_NAME = "kernel.json", "kernel.md", "kernel.png"
 
 
@@ -45,11 +51,8 @@ class KernelRow:
     n: int
     decode_s: float
     splice_s: float
-    bare_s: float
     speedup: float
     """``decode_s / splice_s``: how much faster one splice is than N decode steps."""
-    overhead: float
-    """``splice_s / bare_s - 1``: what copygram's splice adds over the stack's own call."""
     peak_rss_mib: float
     """Process peak RSS after this row (``ru_maxrss``; monotone, includes the loaded model)."""
 
@@ -76,7 +79,10 @@ class KernelResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> KernelResult:
-        rows = tuple(KernelRow(**row) for row in data["rows"])
+        # Files written before a column was dropped (the bare stack call) still read.
+        fields = {f.name for f in dataclasses.fields(KernelRow)}
+        rows = tuple(KernelRow(**{k: v for k, v in row.items() if k in fields})
+                     for row in data["rows"])
         load = tuple(data.get("load_average", (0.0, 0.0)))
         return cls(**{**data, "rows": rows, "load_average": (float(load[0]), float(load[1]))})
 
@@ -87,42 +93,9 @@ def _peak_rss_mib() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
-def _bare_call(backend: Backend, n_prompt: int) -> Callable[[list[int]], None]:
-    """The stack's own batched call over a span, followed by a rewind to ``n_prompt`` (the rewind
-    is outside the timed region, see :func:`_time`)."""
-    if backend.name == "llamacpp":
-        llm: Any = getattr(backend, "llm")  # noqa: B009 - not part of the Backend protocol
-
-        def bare(ids: list[int]) -> None:
-            llm.eval(ids)
-
-        return bare
-    if backend.name == "transformers":
-        import torch
-
-        model: Any = getattr(backend, "model")  # noqa: B009
-        device = getattr(backend, "device")  # noqa: B009
-
-        def bare_hf(ids: list[int]) -> None:
-            with torch.inference_mode():
-                out = model(
-                    input_ids=torch.tensor([ids], device=device),
-                    cache=getattr(backend, "cache"),  # noqa: B009
-                    use_cache=True,
-                    logits_to_keep=1,
-                )
-                out.logits[0, -1].float().cpu()  # the host copy a splice makes too
-
-        return bare_hf
-    raise ConfigError(f"no bare stack call is known for backend {backend.name!r}")
-
-
-def _rewind(backend: Backend, n_prompt: int, n_bare: int) -> None:
-    """Back to the prompt after a bare call the backend did not see (``n_bare`` extra tokens)."""
-    if backend.name == "transformers":
-        getattr(backend, "cache").crop(-n_bare)  # noqa: B009
-    else:
-        backend.truncate(n_prompt)  # llama.cpp's truncate always clears cells from n_prompt on
+def text_token_ids(backend: Backend) -> npt.NDArray[np.int64]:
+    """The ids of ordinary text tokens: every id with bytes (special tokens have none)."""
+    return np.flatnonzero([bool(piece) for piece in backend.token_bytes()]).astype(np.int64)
 
 
 def _decode_each(backend: Backend, ids: Sequence[int]) -> None:
@@ -150,7 +123,7 @@ def measure_kernel(
     threads: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> KernelResult:
-    """Time decode vs splice vs bare call for each N in ``ns``; medians of ``repeats`` runs.
+    """Time decode vs splice for each N in ``ns``; medians of ``repeats`` runs.
 
     Uses seeded random text-token ids (the cost of a forward does not depend on which ids). Costs
     about ``repeats * sum(ns)`` decode steps.
@@ -164,32 +137,32 @@ def measure_kernel(
         )
     load_start = os.getloadavg()[0]
     rng = np.random.default_rng(seed)
-    prompt = rng.integers(FIRST_TEXT_ID, backend.vocab_size, prompt_tokens).tolist()
+    vocabulary = text_token_ids(backend)
+
+    def random_ids(n: int) -> list[int]:
+        return [int(i) for i in rng.choice(vocabulary, n)]
+
+    prompt = random_ids(prompt_tokens)
     backend.truncate(0)
     backend.splice(prompt)
-    bare = _bare_call(backend, prompt_tokens)
 
     def reset() -> None:
         backend.truncate(prompt_tokens)
 
     # Warm-up: first calls allocate buffers and compute graphs.
-    warm = rng.integers(FIRST_TEXT_ID, backend.vocab_size, 8).tolist()
+    warm = random_ids(8)
     _time(lambda: backend.splice(warm), reset)
     _time(lambda: backend.decode(warm[0]), reset)
 
     rows = []
     for n in ns:
-        span = rng.integers(FIRST_TEXT_ID, backend.vocab_size, n).tolist()
-        decode_t, splice_t, bare_t = [], [], []
+        span = random_ids(n)
+        decode_t, splice_t = [], []
         for _ in range(repeats):
             decode_t.append(_time(partial(_decode_each, backend, span), reset))
             splice_t.append(_time(partial(backend.splice, span), reset))
-            start = time.perf_counter()
-            bare(span)
-            bare_t.append(time.perf_counter() - start)
-            _rewind(backend, prompt_tokens, n)
-        d, s, b = (statistics.median(x) for x in (decode_t, splice_t, bare_t))
-        row = KernelRow(n, d, s, b, d / s, s / b - 1, _peak_rss_mib())
+        d, s = statistics.median(decode_t), statistics.median(splice_t)
+        row = KernelRow(n, d, s, d / s, _peak_rss_mib())
         rows.append(row)
         if progress is not None:
             progress(_md_row(row))
@@ -203,6 +176,40 @@ def measure_kernel(
         rows=tuple(rows),
         load_average=(round(load_start, 2), round(os.getloadavg()[0], 2)),
     )
+
+
+# -- the curve and the costs modelled with it ------------------------------------------------------
+
+
+KernelCurve = Mapping[int, float]
+
+
+def curve_at(curve: KernelCurve, n: int) -> float:
+    """``s(n)``, linear in ``log n`` between measured points; ``s(1) = 1`` (a one-token splice
+    is a decode step); flat beyond the last point."""
+    points = sorted({1: 1.0, **curve}.items())
+    if n <= points[0][0]:
+        return points[0][1]
+    for (n0, s0), (n1, s1) in itertools.pairwise(points):
+        if n <= n1:
+            t = (math.log(n) - math.log(n0)) / (math.log(n1) - math.log(n0))
+            return s0 + t * (s1 - s0)
+    return points[-1][1]
+
+
+def bound_terms(stats: RunStats, curve: KernelCurve) -> tuple[float, float]:
+    """(numerator, denominator) of the paper's modelled bound for one copygram run:
+    ``(G + sum N_k, G + sum N_k / s(N_k))``, ``G`` the decoded tokens, ``N_k`` the copy spans."""
+    g = float(stats.decoded_tokens)
+    spans = stats.copy_span_tokens
+    return (g + sum(spans), g + sum(n / curve_at(curve, n) for n in spans if n > 0))
+
+
+def forward_cost(stats: RunStats, curve: KernelCurve) -> float:
+    """The run's modelled time in decode steps: each forward of ``m`` tokens costs
+    ``m / s(m)``. Unlike the paper's bound it charges forced markup, verified drafts (accepted or
+    not) and every decode, so it says where measured time goes beyond the bound."""
+    return sum(m / curve_at(curve, m) for m in stats.forward_tokens)
 
 
 # -- files ---------------------------------------------------------------------------------------
@@ -233,19 +240,17 @@ def load_kernel_curve(path: str | Path, backend: str) -> dict[int, float]:
 def _md_row(row: KernelRow) -> str:
     return (
         f"| {row.n} | {row.decode_s * 1e3:.1f} | {row.splice_s * 1e3:.1f} | "
-        f"{row.bare_s * 1e3:.1f} | **{row.speedup:.1f}x** | {row.overhead * 100:+.1f}% | "
-        f"{row.n / row.splice_s:.0f} | {row.peak_rss_mib:.0f} |"
+        f"**{row.speedup:.1f}x** | {row.n / row.splice_s:.0f} | {row.peak_rss_mib:.0f} |"
     )
 
 
 _MD_HEADER = """# Kernel benchmark: N decode steps vs one splice of N tokens
 
 Produced by `copygram bench kernel` (`src/copygram/bench/kernel.py`); do not edit by hand, rerun
-it. After a cached {prompt}-token prompt, for each N: N `decode` calls, one `splice` of the same N
-tokens, and the bare stack call a splice wraps, each from the same cache state (truncated back to
-the prompt between runs); medians of the repeats. **speedup** = decode / splice is the kernel curve
-s(N) that `copygram bench e2e` reads from `docs/kernel.json`; **overhead** = splice / bare - 1 is
-what copygram adds on top of the stack (target: <= 5%; at small N it is within timing noise).
+it. After a cached {prompt}-token prompt, for each N: N `decode` calls and one `splice` of the
+same N tokens, each from the same cache state (truncated back to the prompt between runs); medians
+of the repeats. **speedup** = decode / splice is the kernel curve s(N) that `copygram bench e2e`
+reads from `docs/kernel.json`.
 Peak RSS is the process's `ru_maxrss` after the row (monotone; includes the loaded model).
 A load average above the CPU count means other processes shared the cores: times are inflated and
 noisy; measure with `--threads 1` then, since spinning thread pools (llama.cpp, OpenMP) stall when
@@ -260,69 +265,16 @@ def render_markdown(results: dict[str, KernelResult]) -> str:
     parts = [_MD_HEADER.format(prompt=prompt)]
     for name in sorted(results):
         r = results[name]
-        bare = (
-            "`Llama.eval(ids)`" if name == "llamacpp" else "`model(ids, cache, logits_to_keep=1)`"
-        )
         parts.append(
             f"\n## {name}\n\nModel: {r.model}; {r.repeats} repeats; {r.threads} threads; "
             f"machine: {r.machine}; load average {r.load_average[0]:.1f} -> "
-            f"{r.load_average[1]:.1f}; "
-            f"bare call: {bare}.\n\n"
-            "| N | N decodes (ms) | splice (ms) | bare call (ms) | speedup | overhead | "
-            "splice tok/s | peak RSS (MiB) |\n|---|---|---|---|---|---|---|---|\n"
+            f"{r.load_average[1]:.1f}.\n\n"
+            "| N | N decodes (ms) | splice (ms) | speedup | splice tok/s | peak RSS (MiB) |\n"
+            "|---|---|---|---|---|---|\n"
             + "\n".join(_md_row(row) for row in r.rows)
             + "\n"
         )
     return "".join(parts)
-
-
-def render_plot(results: dict[str, KernelResult], path: Path) -> None:
-    """Speedup s(N) and per-token cost for every backend in ``results`` (matplotlib, Agg)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    for i, name in enumerate(sorted(results)):
-        rows = results[name].rows
-        ns = [row.n for row in rows]
-        colour = f"C{i}"
-        left.plot(ns, [row.speedup for row in rows], marker="o", color=colour, label=name)
-        right.plot(
-            ns,
-            [row.decode_s / row.n * 1e3 for row in rows],
-            marker="o",
-            color=colour,
-            label=f"{name}: decode",
-        )
-        right.plot(
-            ns,
-            [row.splice_s / row.n * 1e3 for row in rows],
-            marker="s",
-            color=colour,
-            linestyle="--",
-            label=f"{name}: splice",
-        )
-    left.set(
-        xscale="log",
-        xlabel="N (tokens)",
-        ylabel="speedup s(N) = decode / splice",
-        title="One splice vs N decode steps",
-    )
-    right.set(
-        xscale="log",
-        yscale="log",
-        xlabel="N (tokens)",
-        ylabel="ms per token",
-        title="Cost per token",
-    )
-    for ax in (left, right):
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def write_outputs(result: KernelResult, out: Path) -> dict[str, KernelResult]:
@@ -333,7 +285,9 @@ def write_outputs(result: KernelResult, out: Path) -> dict[str, KernelResult]:
     payload = {name: results[name].to_json() for name in sorted(results)}
     (out / JSON_NAME).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     (out / MD_NAME).write_text(render_markdown(results), encoding="utf-8")
-    render_plot(results, out / PNG_NAME)
+    kernel_plot({name: [(row.n, row.speedup, row.decode_s / row.n * 1e3,
+                         row.splice_s / row.n * 1e3) for row in r.rows]
+                 for name, r in results.items()}, out / PNG_NAME)
     return results
 
 
@@ -354,7 +308,8 @@ def _ns(text: str) -> tuple[int, ...]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=BACKENDS, default="llamacpp")
-    parser.add_argument("--model", default="default", help="'default' or a model path")
+    parser.add_argument("--model", default="default",
+                        help="a catalog name ('default': SmolLM2-135M) or a model path")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--n", type=_ns, default=DEFAULT_NS, help="span lengths, e.g. 8,32,128,512")
     parser.add_argument("--repeats", type=int, default=3)
@@ -368,31 +323,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def model_label(config: BackendConfig) -> str:
+    """How results name the model: the file name of a catalog model, else the setting."""
+    if config.is_catalog_model:
+        from copygram.catalog import resolve_model
+
+        return resolve_model(config.model, progress=None).name
+    return Path(config.model).name
+
+
 def run(args: argparse.Namespace) -> int:
-    config: dict[str, object] = {
-        "backend": args.backend,
-        "model": args.model,
-        "device": args.device,
-    }
-    if args.threads:
-        config["n_threads"] = args.threads
+    config = BackendConfig(backend=args.backend, model=args.model, device=args.device,
+                           n_threads=args.threads)
     backend = load(config)
     print(
         f"copygram bench kernel: {args.backend}, prompt {args.prompt_tokens} tokens, "
         f"{args.repeats} repeats",
         file=sys.stderr,
     )
-    model = str(args.model)
-    if model == "default":
-        from copygram.backends.model import default_model_path
-
-        model = default_model_path().name
     result = measure_kernel(
         backend,
         args.n,
         args.repeats,
         prompt_tokens=args.prompt_tokens,
-        model=model,
+        model=model_label(config),
         threads=args.threads,
         progress=lambda line: print(line, file=sys.stderr),
     )

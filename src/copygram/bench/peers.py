@@ -4,9 +4,14 @@ Free-running greedy decoding (not teacher-forced), each peer against plain greed
 same stack with the same ``max_new_tokens``:
 
 * llama.cpp: ``llama_cpp.Llama(..., draft_model=LlamaPromptLookupDecoding(num_pred_tokens=k))``
-  vs a plain ``Llama`` (two extra instances of the backend's GGUF, ~0.2 s and ~0.5 GB each);
+  vs a plain ``Llama`` (two instances of the config's GGUF with the backend's thread count,
+  ~0.2 s and ~0.5 GB each for the default model);
 * transformers: ``model.generate(..., prompt_lookup_num_tokens=k, do_sample=False)`` vs plain
-  ``model.generate(..., do_sample=False)`` on the backend's own model.
+  ``model.generate(..., do_sample=False)``, on one stock ``AutoModelForCausalLM`` loaded from the
+  config's model (~15 s from the default GGUF).
+
+Each peer is loaded from the benchmark's :class:`~copygram.config.BackendConfig`, as a user of
+that stack would load it; copygram's backend only tokenizes the prompts.
 
 Reported: generation-phase tokens/s of each, and whether the peer's tokens equal plain greedy's.
 Generation phase: from the first new token on (llama.cpp), or total minus a one-token run's time
@@ -15,15 +20,20 @@ Generation phase: from the first new token on (llama.cpp), or total minus a one-
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from copygram.backends.base import Backend
+from copygram.bench.baselines import baseline_prompt
 from copygram.bench.data import EditRow
-from copygram.errors import BackendError, missing_dependency
+from copygram.catalog import resolve_model
+from copygram.config import BackendConfig
+from copygram.errors import ConfigError, missing_dependency
 
 
 @dataclass(frozen=True)
@@ -57,8 +67,6 @@ def _max_new_tokens(backend: Backend, row: EditRow) -> int:
 def _fitting(backend: Backend, rows: Sequence[EditRow]
              ) -> Iterator[tuple[EditRow, list[int], int]]:
     """Each row whose baseline prompt and output fit the context, with both."""
-    from copygram.bench.e2e import baseline_prompt  # e2e imports this module
-
     for row in rows:
         prompt = baseline_prompt(backend, row.before, row.instruction)
         max_new = _max_new_tokens(backend, row)
@@ -83,20 +91,27 @@ def _llama_generate(llm: Any, prompt: Sequence[int], max_new: int, eos: frozense
     return out, (time.perf_counter() - first) if out else 0.0
 
 
-def run_llamacpp_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -> list[PeerRun]:
+def _gguf(config: BackendConfig) -> Path | None:
+    """The GGUF file ``config`` names (a catalog model or a path), or None for a Hugging Face
+    folder or hub name."""
+    if config.is_catalog_model or config.model.lower().endswith(".gguf"):
+        return resolve_model(config.model, progress=None)
+    return None
+
+
+def run_llamacpp_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow],
+                       k: int = 10) -> list[PeerRun]:
     """``LlamaPromptLookupDecoding`` vs plain greedy, both in llama-cpp-python."""
     try:
         import llama_cpp
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
     except ImportError as exc:
         raise missing_dependency("llama_cpp", "llamacpp") from exc
-    path = getattr(backend, "model_path", None)
+    path = _gguf(config)
     if path is None:
-        from copygram.backends.model import default_model_path
-
-        path = default_model_path()
-    # The same threads as the backend's own Llama, so the peers and the e2e runs compare.
-    threads = int(getattr(getattr(backend, "llm", None), "n_threads", 2))
+        raise ConfigError(f"llama.cpp peers need a GGUF model, not {config.model!r}")
+    # The backend's own thread count (the same default), so the peers and the e2e runs compare.
+    threads = config.n_threads or os.cpu_count() or 1
     options: dict[str, Any] = {"n_ctx": backend.context_length, "n_threads": threads,
                                "n_threads_batch": threads, "verbose": False}
     plain = llama_cpp.Llama(str(path), **options)
@@ -121,16 +136,29 @@ def run_llamacpp_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -
 # --- transformers -------------------------------------------------------------------------------
 
 
-def run_transformers_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10
-                           ) -> list[PeerRun]:
-    """``generate(prompt_lookup_num_tokens=k)`` vs plain ``generate``, greedy, same model."""
-    model = getattr(backend, "model", None)
-    if model is None:
-        raise BackendError("transformers peers need a TransformersBackend (its .model)")
+def _hf_model(config: BackendConfig) -> Any:
+    """A stock ``AutoModelForCausalLM`` for ``config`` (the adapter's device and dtype choice)."""
     try:
-        import torch
+        from transformers import AutoModelForCausalLM
+
+        from copygram.backends.transformers import resolve_device, resolve_dtype
     except ImportError as exc:
-        raise missing_dependency("torch", "transformers") from exc
+        raise missing_dependency("transformers", "transformers") from exc
+    device = resolve_device(config.device)
+    path = _gguf(config)
+    source, kwargs = (config.model, {}) if path is None else (str(path.parent),
+                                                              {"gguf_file": path.name})
+    auto: Any = AutoModelForCausalLM
+    model = auto.from_pretrained(source, dtype=resolve_dtype(config.dtype, device), **kwargs)
+    return model.to(device).eval()
+
+
+def run_transformers_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow],
+                           k: int = 10) -> list[PeerRun]:
+    """``generate(prompt_lookup_num_tokens=k)`` vs plain ``generate``, greedy, same model."""
+    model = _hf_model(config)
+    import torch
+
     device = next(model.parameters()).device
     eos = sorted(backend.eos_token_ids)
 
@@ -156,11 +184,12 @@ def run_transformers_peers(backend: Backend, rows: Sequence[EditRow], k: int = 1
     return runs
 
 
-def run_peers(backend: Backend, rows: Sequence[EditRow], k: int = 10) -> list[PeerRun]:
-    """The peer matching ``backend``'s stack."""
-    if backend.name == "transformers":
-        return run_transformers_peers(backend, rows, k)
-    return run_llamacpp_peers(backend, rows, k)
+def run_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow], k: int = 10
+              ) -> list[PeerRun]:
+    """The peer of ``config``'s stack; ``backend`` (loaded from ``config``) builds the prompts."""
+    if config.backend == "transformers":
+        return run_transformers_peers(backend, config, rows, k)
+    return run_llamacpp_peers(backend, config, rows, k)
 
 
 def peer_table(runs: Sequence[PeerRun]) -> str:

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from copygram.constraints.base import Constraint, Mask
-from copygram.constraints.grammar import literal_bytes
+from copygram.constraints.base import Constraint
+from copygram.constraints.document_grammar import literal_bytes
 from copygram.constraints.guard import check_vocab_covers
 from copygram.constraints.ranges import range_regex
-from copygram.constraints.vocab import Vocab, vocab_for
+from copygram.constraints.vocab import Mask, Vocab, vocab_for
 from copygram.errors import ConfigError, DocumentError
-from copygram.lines import count_lines
-from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.lines import count_lines
+from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 Engine = Literal["llguidance", "outlines"]
 ENGINES: tuple[str, ...] = ("llguidance", "outlines")
@@ -39,6 +39,7 @@ def compile_constraint(
     engine: str = "llguidance",
     syntax: str = DEFAULT_SYNTAX,
     max_lines: int | None = None,
+    ordered: bool = False,
 ) -> Constraint:
     """A fresh :class:`Constraint` for editing ``document`` (text, or its split lines).
 
@@ -48,6 +49,10 @@ def compile_constraint(
     (engine, syntax, line count, vocabulary): llguidance 3-9 ms, outlines ~30 ms, nearly flat in
     the line count since the range regex is O(log n) (docs/constraints.md); the constraint
     itself costs microseconds.
+
+    ``ordered``: copies must keep the document's order (each starts after the previous one's
+    end), which also bounds every program by the document; off, any valid range may be copied
+    anywhere (edits that move code).
 
     Raises :class:`DocumentError` for an empty document or one longer than ``max_lines``
     (default :data:`DEFAULT_MAX_LINES` per engine), :class:`ConfigError` for an unknown engine,
@@ -72,12 +77,12 @@ def compile_constraint(
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, literal_bytes(syntax))
     if engine == "llguidance":
-        from copygram.constraints.llg import compile_llguidance
+        from copygram.constraints.llguidance import compile_llguidance
 
-        return compile_llguidance(vocab, syntax, n_lines).new_constraint()
+        return compile_llguidance(vocab, syntax, n_lines).new_constraint(ordered=ordered)
     from copygram.constraints.outlines import compile_outlines
 
-    return compile_outlines(vocab, syntax, n_lines).new_constraint()
+    return compile_outlines(vocab, syntax, n_lines).new_constraint(ordered=ordered)
 
 
 __all__ = [

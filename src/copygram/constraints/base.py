@@ -1,17 +1,18 @@
-"""The :class:`Constraint` protocol: a cheap stateful matcher over one edit's program tokens."""
+"""The :class:`Constraint` protocol (a cheap stateful matcher over one edit's program tokens) and
+:class:`GuardedConstraint`, the state every engine's constraint shares: guards, text, EOS."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
-from copygram.types import LineRange
-
-Mask = npt.NDArray[np.bool_]
-"""Allowed-token mask, shape ``(vocab_size,)``."""
+from copygram.constraints.guard import INITIAL, OUT, GuardSets, State, Tracker
+from copygram.constraints.vocab import Mask, Vocab
+from copygram.errors import ConstraintError
+from copygram.language.types import LineRange
 
 
 @runtime_checkable
@@ -97,3 +98,188 @@ class Constraint(Protocol):
         all is always allowed. ``[]`` once the program may end or has finished.
         """
         ...
+
+
+class GuardedConstraint(ABC):
+    """Shared state of a :class:`~copygram.constraints.base.Constraint`: guards, text, EOS.
+
+    Engines supply the base grammar: a mask, a try-advance, a rollback and acceptance.
+    """
+
+    def __init__(self, vocab: Vocab, tracker: Tracker, sets: GuardSets) -> None:
+        self._vocab = vocab
+        self._tokens = vocab.token_bytes
+        self._tracker = tracker
+        self._sets = sets
+        self._states: list[State] = [INITIAL]
+        self._text = bytearray()
+        self._lengths: list[int] = []
+        self._finished = False
+        # The decode loop reads the text several times a step; decode it once per change.
+        self._decoded: str | None = ""
+
+    # -- engine hooks -------------------------------------------------------------------------
+    @abstractmethod
+    def _fill_base(self, out: Mask) -> None:
+        """Write the base grammar's mask (EOS bit irrelevant) into ``out``."""
+
+    @abstractmethod
+    def _try_advance(self, token_id: int) -> bool:
+        """Advance the base grammar by one token; False (state unchanged) if it rejects it."""
+
+    @abstractmethod
+    def _rollback_base(self, n_tokens: int) -> None: ...
+
+    @abstractmethod
+    def _accepting(self) -> bool: ...
+
+    @abstractmethod
+    def _forced_candidates(self) -> list[int]:
+        """Tokens the base grammar forces next (before the guards check them)."""
+
+    # -- Constraint API -----------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return self._vocab.vocab_size
+
+    @property
+    def eos_token_id(self) -> int:
+        return self._vocab.eos_token_id
+
+    @property
+    def n_lines(self) -> int:
+        return self._tracker.n_lines
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    @property
+    def done(self) -> bool:
+        return not self._finished and self._states[-1][0] == OUT and self._accepting()
+
+    @property
+    def n_consumed(self) -> int:
+        return len(self._lengths) + self._finished
+
+    @property
+    def program_bytes(self) -> bytes:
+        return bytes(self._text)
+
+    @property
+    def program_text(self) -> str:
+        if self._decoded is None:
+            self._decoded = self._text.decode("utf-8", errors="replace")
+        return self._decoded
+
+    def allowed(self) -> Mask:
+        out = np.empty(self._vocab.vocab_size, dtype=np.bool_)
+        self.fill_allowed(out)
+        return out
+
+    def fill_allowed(self, out: Mask) -> None:
+        if out.shape != (self._vocab.vocab_size,) or out.dtype != np.bool_:
+            raise ConstraintError(
+                f"fill_allowed needs a bool array of shape ({self._vocab.vocab_size},)"
+            )
+        if self._finished:
+            out[:] = False
+            return
+        self._fill_base(out)
+        out[self._vocab.eos_token_id] = self.done
+        state = self._states[-1]
+        risky = self._sets.by_phase[state[0]]
+        if risky.size:
+            advance, tokens = self._tracker.advance, self._tokens
+            for token_id in risky[out[risky]].tolist():
+                if advance(state, tokens[token_id]) is None:
+                    out[token_id] = False
+
+    def consume(self, token_id: int) -> LineRange | None:
+        if self._finished:
+            raise ConstraintError("the program is finished (EOS consumed); roll back first")
+        if token_id == self._vocab.eos_token_id:
+            if not self.done:
+                raise ConstraintError(
+                    f"EOS is not allowed here: the program is incomplete ({self._tail()})"
+                )
+            self._finished = True
+            return None
+        if not 0 <= token_id < len(self._tokens) or not self._tokens[token_id]:
+            raise ConstraintError(f"token {token_id} is special or unknown; not allowed here")
+        data = self._tokens[token_id]
+        result = self._tracker.advance(self._states[-1], data)
+        if result is None:
+            raise ConstraintError(
+                f"token {token_id} {data!r} is not allowed after {self._tail()} "
+                f"(copy ranges need 1 <= start <= end <= {self.n_lines}, and a copy tag must "
+                "end at a token boundary)"
+            )
+        if not self._try_advance(token_id):
+            raise ConstraintError(
+                f"token {token_id} {data!r} is not allowed after {self._tail()}: not in the "
+                "edit-program grammar"
+            )
+        state, closed = result
+        self._states.append(state)
+        self._text += data
+        self._decoded = None
+        self._lengths.append(len(data))
+        return closed
+
+    def consume_many(self, token_ids: Sequence[int]) -> list[LineRange | None]:
+        closed: list[LineRange | None] = []
+        try:
+            for token_id in token_ids:
+                closed.append(self.consume(token_id))
+        except ConstraintError:
+            self.rollback(len(closed))
+            raise
+        return closed
+
+    def rollback(self, n_tokens: int) -> None:
+        if not 0 <= n_tokens <= self.n_consumed:
+            raise ConstraintError(
+                f"cannot roll back {n_tokens} tokens: {self.n_consumed} were consumed"
+            )
+        if n_tokens and self._finished:
+            self._finished = False
+            n_tokens -= 1
+        if not n_tokens:
+            return
+        self._rollback_base(n_tokens)
+        drop = sum(self._lengths[-n_tokens:])
+        del self._lengths[-n_tokens:]
+        del self._states[-n_tokens:]
+        del self._text[len(self._text) - drop :]
+        self._decoded = None
+
+    def forced(self) -> list[int]:
+        if self._finished or self.done:
+            return []
+        forced: list[int] = []
+        state = self._states[-1]
+        for token_id in self._forced_candidates():
+            result = self._tracker.advance(state, self._tokens[token_id])
+            if result is None:
+                break
+            state = result[0]
+            forced.append(token_id)
+        if not forced:
+            # Engines hold back bytes whose tokenization the next bytes could change (``"/>``
+            # after an end line, lest ``"/><`` follow), but the tag-end guard rules such tokens
+            # out, so the longest allowed token spelling the forced bytes is the canonical one.
+            # Forcing it lets the close share the forward that splices the copy.
+            rest = self._tracker.forced_bytes(state)
+            if rest:
+                mask = self.allowed()
+                for size in range(len(rest), 0, -1):
+                    piece = self._sets.literal_tokens.get(rest[:size])
+                    if piece is not None and mask[piece]:
+                        forced.append(piece)
+                        break
+        return forced
+
+    def _tail(self) -> str:
+        text = self.program_text
+        return repr(text[-40:]) if text else "the start"

@@ -1,6 +1,6 @@
 """The outlines_core engine: the grammar converted to one regex, indexed over the vocabulary.
 
-The regex comes from the same Lark file (:func:`~copygram.constraints.grammar.document_regex`),
+The regex comes from the same Lark file (:func:`~copygram.constraints.document_grammar.document_regex`),
 so both engines accept the same language; the token guards are shared.
 
 Working around outlines_core 0.2.14: in an ``Index``, a *final* state keeps only the transitions
@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from copygram.constraints.base import Mask
-from copygram.constraints.grammar import copy_tag, document_regex
-from copygram.constraints.guard import GuardedConstraint, GuardSets, Tracker, guard_sets
-from copygram.constraints.vocab import Vocab
+from copygram.constraints.base import GuardedConstraint
+from copygram.constraints.document_grammar import copy_tag, document_regex
+from copygram.constraints.guard import GuardSets, Tracker, guard_sets
+from copygram.constraints.vocab import Mask, Vocab
 from copygram.errors import ConstraintError, missing_dependency
 
 try:
@@ -67,8 +67,9 @@ class OutlinesGrammar:
     _masks: dict[int, Mask] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def new_constraint(self) -> OutlinesConstraint:
-        return OutlinesConstraint(self)
+    def new_constraint(self, *, ordered: bool = False) -> OutlinesConstraint:
+        """A fresh matcher; ``ordered`` adds the order guard (copies in document order)."""
+        return OutlinesConstraint(self, ordered=ordered)
 
     @functools.cached_property
     def _sentinel_starters(self) -> frozenset[int]:
@@ -134,8 +135,10 @@ class OutlinesConstraint(GuardedConstraint):
 
     _FORCED_LIMIT = 64
 
-    def __init__(self, compiled: OutlinesGrammar) -> None:
-        super().__init__(compiled.vocab, compiled.tracker, compiled.sets)
+    def __init__(self, compiled: OutlinesGrammar, *, ordered: bool = False) -> None:
+        tracker = (Tracker(compiled.tracker.tag, compiled.n_lines, ordered=True) if ordered
+                   else compiled.tracker)
+        super().__init__(compiled.vocab, tracker, compiled.sets)
         self._grammar = compiled
         self._index_states: list[int] = [compiled.index.get_initial_state()]
 

@@ -15,8 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import llguidance
+import numpy as np
+import numpy.typing as npt
 
 from copygram.errors import ConstraintError
+
+Mask = npt.NDArray[np.bool_]
+"""Allowed-token mask over a vocabulary, shape ``(vocab_size,)``."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from copygram.lines import split_lines
-from copygram.program import Copy, Gen, Op, Program, escape_gen_text
-from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy, Gen, Op, Program, escape_gen_text
+from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 
 class CostModel(Protocol):

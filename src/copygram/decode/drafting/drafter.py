@@ -9,27 +9,29 @@ Two sources, both free of model calls:
   lines``) and runs to the end.
   After a copy, assume the next op is a gen rewriting the following line of the document. The
   drafted tag is followed by the lines it would copy, so an accepted copy costs no extra forward.
-* **Lookup in gen text.** Inside a gen op, draft the tokens that follow the longest recent n-gram
-  of the context in the (escaped) document, as prompt-lookup decoding does: the old version of a
-  changed line is usually there.
+* **Lookup in gen text.** Inside a gen op, draft the old text of the line being rewritten
+  (aligned character by character with what the gen wrote), else the tokens that follow the
+  longest recent n-gram of the context in the (escaped) document, as prompt-lookup decoding does
+  (:mod:`~copygram.decode.drafting.ngram`), then in what the edit wrote and in the instruction.
 
-A draft is only a guess: the loop accepts the longest prefix that equals what the model (masked by
-the constraint) would have chosen anyway, so the output is exactly that of step-by-step decoding.
+How long each draft is comes from :class:`~copygram.decode.drafting.length.DraftLength`. A draft
+is only a guess: the loop accepts the longest prefix that equals what the model (masked by the
+constraint) would have chosen anyway, so the output is exactly that of step-by-step decoding.
 """
 
 from __future__ import annotations
 
-import itertools
-import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from copygram.decode.drafting.length import DraftLength
+from copygram.decode.drafting.ngram import DocumentIndex, NgramIndex
+from copygram.decode.program_reader import OpReader
 from copygram.errors import ConfigError
-from copygram.lines import split_lines
-from copygram.program import escape_gen_text
-from copygram.syntaxes import get_syntax
-from copygram.types import LineRange
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy, escape_gen_text
+from copygram.language.syntaxes import get_syntax
+from copygram.language.types import LineRange
 
 
 @dataclass(frozen=True)
@@ -62,177 +64,30 @@ class Draft:
     source: str = "tag"
 
 
-class DraftLength:
-    """Chooses how many tokens to draft, from what forwards have cost and drafts have earned.
-
-    Drafting ``k`` tokens after a feed of ``f`` tokens (what the forward must append anyway)
-    costs ``cost(f + k) - cost(f)`` and, with ``p`` the source's per-token acceptance rate,
-    saves ``p + p**2 + ... + p**k`` decode steps; the best ``k`` maximises the difference.
-    ``cost`` is learned from this stack's own forwards (mean time per size class, 1, 2, 3-4,
-    5-8, ... tokens, piecewise linear between them), because its shape decides everything:
-    llama.cpp's Q4_1 on a CPU costs ~0.5-1 decode steps per extra token, so it drafts only
-    what is usually right; transformers on a CPU (with the small-batch matmul) pays almost
-    nothing for 2-4 tokens and ~+40% at 8, so it drafts a few tokens nearly always, and always
-    drafts fully where the feed already holds several tokens (a copy being spliced). Acceptance rates are
-    running means with a weak prior; until costs are known the first drafts are full probes.
-    """
-
-    PROBE_EVERY = 8
-
-    def __init__(self, max_tokens: int) -> None:
-        self.max_tokens = max_tokens
-        self._sizes: dict[int, list[float]] = {}  # size class -> [seconds, tokens, forwards]
-        self._accepted: dict[str, list[int]] = {}  # source -> [accepted, rejected]
-        self._skipped: dict[str, int] = {}
-        self._whole: dict[str, list[int]] = {}  # source -> [fully accepted, drafts]
-        self._points: list[tuple[float, float]] | None = None  # the cost curve, until a forward
-
-    def observe_forward(self, n_tokens: int, seconds: float) -> None:
-        if n_tokens < 1:
-            return
-        totals = self._sizes.setdefault((n_tokens - 1).bit_length(), [0.0, 0.0, 0.0])
-        totals[0] += seconds
-        totals[1] += n_tokens
-        totals[2] += 1
-        self._points = None
-
-    def observe_draft(self, source: str, proposed: int, accepted: int) -> None:
-        counts = self._accepted.setdefault(source, [1, 1])
-        counts[0] += accepted
-        counts[1] += accepted < proposed
-        whole = self._whole.setdefault(source, [1, 2])
-        whole[0] += accepted == proposed
-        whole[1] += 1
-
-    def acceptance(self, source: str, misses: int = 0) -> float:
-        """Per-token probability that a draft from ``source`` goes on being accepted, halved
-        for each of the ``misses`` drafts in a row that it just got wrong from the start."""
-        accepted, rejected = self._accepted.get(source, [1, 1])
-        return accepted / (accepted + rejected) * 0.5**misses
-
-    def cost(self, n_tokens: int) -> float | None:
-        """Modelled seconds of a forward over ``n_tokens``; None until a decode step and one
-        longer forward have been seen."""
-        if 0 not in self._sizes or len(self._sizes) < 2:
-            return None
-        if self._points is None:  # called ~20 times a draft, rebuilt only after a forward
-            self._points = []
-            for size in sorted(self._sizes):
-                seconds, tokens, count = self._sizes[size]
-                # Noise must not make a longer forward look cheaper than a shorter one.
-                floor = self._points[-1][1] if self._points else 0.0
-                self._points.append((tokens / count, max(seconds / count, floor)))
-        points = self._points
-        for (n0, t0), (n1, t1) in itertools.pairwise(points):
-            if n_tokens <= n1:
-                return t0 + (t1 - t0) * (max(n_tokens, n0) - n0) / (n1 - n0)
-        (n0, t0), (n1, t1) = points[-2:]
-        return t1 + (t1 - t0) / (n1 - n0) * (n_tokens - n1)
-
-    def length(self, source: str, feed: int = 1, misses: int = 0) -> int:
-        """Tokens to draft from ``source`` in a forward that appends ``feed`` tokens anyway,
-        after ``misses`` drafts in a row from it were wrong from their first token."""
-        if 0 not in self._sizes and feed == 1 and self._sizes:
-            return 0  # drafts always on: measure one plain decode step, the unit of savings
-        decode, base = self.cost(1), self.cost(feed)
-        if decode is None or base is None:
-            return self.max_tokens  # no timings yet: draft fully to measure
-        p = self.acceptance(source, misses)
-        best_k, best_gain, expected, chance = 0, 0.0, 0.0, 1.0
-        for k in range(1, self.max_tokens + 1):
-            chance *= p
-            expected += chance
-            extra = self.cost(feed + k)
-            assert extra is not None
-            gain = expected * decode - (extra - base)
-            if gain > best_gain:
-                best_k, best_gain = k, gain
-        if best_k == 0:
-            # Not worth it now; still probe with one token now and then, so that a source whose
-            # drafts start to match (a long unchanged stretch of a rewritten line) is noticed.
-            self._skipped[source] = self._skipped.get(source, 0) + 1
-            best_k = 1 if self._skipped[source] % self.PROBE_EVERY == 0 else 0
-        return best_k
-
-    def content_pays(self, source: str, feed: int, draft_tokens: int,
-                     content_tokens: int) -> bool:
-        """Whether to splice a drafted copy's lines in the forward that verifies its tag: that
-        saves the separate forward if the whole tag is accepted (as often as drafts from
-        ``source`` were accepted whole) and wastes the lines if not."""
-        verify = self.cost(feed + draft_tokens)
-        merged = self.cost(feed + draft_tokens + content_tokens)
-        alone = self.cost(content_tokens)
-        if verify is None or merged is None or alone is None:
-            return False
-        full, drafts = self._whole.get(source, [1, 2])
-        return merged < verify + full / drafts * alone
-
-
-class NgramIndex:
-    """Tokens with the first start of each n-gram that has a continuation (the longest follow,
-    as prompt lookup takes it), extended in place: a lookup costs ``O(n + k)`` however long the
-    text grows."""
-
-    def __init__(self, max_ngram: int) -> None:
-        self.tokens: list[int] = []
-        self._first: dict[tuple[int, ...], int] = {}
-        self._max_ngram = max_ngram
-
-    def extend(self, tokens: Sequence[int]) -> None:
-        for token in tokens:
-            # The n-grams ending at the current last token gain a continuation now.
-            end = len(self.tokens)
-            for size in range(1, min(self._max_ngram, end) + 1):
-                self._first.setdefault(tuple(self.tokens[end - size : end]), end - size)
-            self.tokens.append(token)
-
-    def has(self, key: tuple[int, ...]) -> bool:
-        return key in self._first
-
-    def follow(self, key: tuple[int, ...], limit: int) -> list[int]:
-        start = self._first.get(key)
-        if start is None:
-            return []
-        return self.tokens[start + len(key) : start + len(key) + limit]
-
-
 class Drafter:
     """Drafts for one edit of one document, in ``syntax``."""
 
     def __init__(self, document_lines: Sequence[str], tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig, syntax: str = "lines",
-                 lengths: DraftLength | None = None, instruction: str = "") -> None:
+                 lengths: DraftLength | None = None, instruction: str = "", *,
+                 document_tokens: Sequence[int] | None = None,
+                 reader: OpReader | None = None) -> None:
+        """``document_tokens``: the escaped document tokenized as one text, if the caller has
+        it (:attr:`~copygram.decode.document.EditDocument.escaped_tokens`); ``reader``: the
+        edit's :class:`OpReader`, shared with the decode loop (one of its own otherwise)."""
         self.config = config
         self._syntax = s = get_syntax(syntax)
-        copy_open, sep = re.escape(s.copy_open), re.escape(s.copy_sep)
-        self._op = re.compile(
-            f"{copy_open}([0-9]+){sep}([0-9]+){re.escape(s.copy_close)}"
-            f"|{re.escape(s.gen_open)}((?:[^<&]|&lt;|&amp;)*){re.escape(s.gen_close)}"
-        )
-        self._partial_copy = re.compile(f"{copy_open}([0-9]+){sep}([0-9]*)\\Z")
+        self._partial_copy = s.partial_copy_pattern
         self._lines = document_lines
         self._n = len(document_lines)
         self._tokenize = tokenize
-        # The escaped document tokenized as one text, as a model writes it in a gen (and as a
-        # copy splices it): line by line would split the newline from the next line's indent
-        # where the tokenizer merges them, and such drafts fail at every line end.
-        self._doc_tokens: list[int] = []
-        self._line_start: list[int] = []  # index of the token holding each line's first byte
+        escaped: list[str] = []
+        tokens: Sequence[int] = []
         if config.gen:
-            escaped = [escape_gen_text(line).encode("utf-8") for line in document_lines]
-            self._doc_tokens = tokenize(b"".join(escaped).decode("utf-8"))
-            token_end = list(itertools.accumulate(len(token_bytes[t]) for t in self._doc_tokens))
-            line_byte = 0
-            for line in escaped:
-                self._line_start.append(bisect_right(token_end, line_byte))
-                line_byte += len(line)
-        self._line_start.append(len(self._doc_tokens))
-        # n-gram -> every position it starts at, ascending (built once: O(tokens * max_ngram)).
-        self._ngrams: dict[tuple[int, ...], list[int]] = {}
-        for size in range(1, config.max_ngram + 1):
-            for start in range(len(self._doc_tokens) - size):
-                key = tuple(self._doc_tokens[start : start + size])
-                self._ngrams.setdefault(key, []).append(start)
+            escaped = [escape_gen_text(line) for line in document_lines]
+            tokens = (tokenize("".join(escaped)) if document_tokens is None
+                      else document_tokens)
+        self._document = DocumentIndex(tokens, escaped, token_bytes, config.max_ngram)
         # New text often repeats what the edit already wrote (a renamed name, a parallel line)
         # or what the instruction spells out: lookup there when the document has no match.
         self._instruction = NgramIndex(config.max_ngram)
@@ -243,8 +98,11 @@ class Drafter:
         self._k: dict[str, int] = {}  # draft length per source, without ``adaptive``
         # Shared across the edits of a session: the backend's costs do not change between them.
         self.lengths = (lengths or DraftLength(config.max_tokens)) if config.adaptive else None
-        # Parsed complete ops: (end offset in program text, cursor, generated lines since copy).
-        self._parsed_upto = 0
+        # The complete ops so far, read incrementally: the cursor (last line copied), lines
+        # generated since that copy, and whether the last op was a copy.
+        self._reader = reader if reader is not None else OpReader(self._syntax)
+        self._read_ops = 0
+        self._resets = self._reader.resets
         self._cursor = 0
         self._generated = 0
         self._last_was_copy = False
@@ -260,25 +118,22 @@ class Drafter:
         return self._text_cache[text]
 
     def _advance(self, program: str) -> str:
-        """Parse complete ops past the last call; returns the partial op at the end."""
-        while True:
-            match = self._op.match(program, self._parsed_upto)
-            if match is None:
-                return program[self._parsed_upto :]
-            self._last_was_copy = match.group(1) is not None
-            if self._last_was_copy:
-                self._cursor, self._generated = int(match.group(2)), 0
-            else:
-                self._generated += len(split_lines(match.group(3))) if match.group(3) else 0
-                if match.group(3) and not match.group(3).endswith(("\n", "\r")):
-                    self._generated -= 1  # a partial line replaces nothing by itself
-            self._parsed_upto = match.end()
-
-    def rollback_to(self, program: str) -> None:
-        """The program text shrank (rejected tokens were rolled back): re-parse from scratch."""
-        if len(program) < self._parsed_upto:
-            self._parsed_upto, self._cursor, self._generated = 0, 0, 0
+        """Take in the ops completed past the last call; returns the partial op at the end."""
+        partial = self._reader.advance(program)
+        if self._reader.resets != self._resets:  # rolled back (rejected tokens): start over
+            self._resets = self._reader.resets
+            self._read_ops, self._cursor, self._generated = 0, 0, 0
             self._last_was_copy = False
+        for op in self._reader.ops[self._read_ops :]:
+            self._last_was_copy = isinstance(op, Copy)
+            if isinstance(op, Copy):
+                self._cursor, self._generated = op.end, 0
+            elif op.text:
+                self._generated += len(split_lines(op.text))
+                if not op.text.endswith(("\n", "\r")):
+                    self._generated -= 1  # a partial line replaces nothing by itself
+        self._read_ops = len(self._reader.ops)
+        return partial
 
     def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
         """A draft continuing ``program`` (the text so far); ``context`` is every token after the
@@ -287,7 +142,6 @@ class Drafter:
         self._feed = feed
         if self.config.max_tokens == 0:
             return None
-        self.rollback_to(program)
         partial = self._advance(program)
         if partial.startswith(self._syntax.gen_open):
             if not self.config.gen:
@@ -328,7 +182,7 @@ class Drafter:
             return None
         # "Nothing changes" at the start of a program is rarely right (an edit was asked for);
         # "the rest is unchanged" after a gen often is: learn their rates apart.
-        return self._capped(tokens, closes, "tag" if self._parsed_upto else "whole")
+        return self._capped(tokens, closes, "tag" if self._reader.end else "whole")
 
     def _append(self, partial: str) -> Draft | None:
         """After a copy that reached the end of the document only new text (or the end of the
@@ -484,7 +338,7 @@ class Drafter:
         # The tokens after the prompt only grow between calls (rejected drafts never enter).
         self._written.extend(context[len(self._written.tokens) :])
         # Prefer the document match nearest after the line the gen is most likely rewriting.
-        preferred = self._line_start[self._rewritten_line()]
+        preferred = self._document.line_start[self._rewritten_line()]
         # A source's length is asked only where it has a match: asking costs a pass over the
         # cost curve and counts towards the source's next probe.
         limits: dict[str, int] = {}
@@ -496,15 +350,15 @@ class Drafter:
 
         for size in range(min(self.config.max_ngram, len(context)), 0, -1):
             key = tuple(context[-size:])
-            starts = self._ngrams.get(key)
-            if starts and limit("lookup"):
-                at = bisect_left(starts, preferred - size)
-                start = starts[at] if at < len(starts) else starts[0]
-                follow = self._doc_tokens[start + size : start + size + limit("lookup")]
+            if self._document.has(key) and limit("lookup"):
+                follow = self._document.follow(key, preferred, limit("lookup"))
                 if follow:
-                    return Draft(list(follow), source="lookup")
+                    return Draft(follow, source="lookup")
             for index, source in ((self._written, "written"), (self._instruction, "instruction")):
                 follow = index.follow(key, limit(source)) if index.has(key) else []
                 if follow:
                     return Draft(follow, source=source)
         return None
+
+
+__all__ = ["Draft", "DraftConfig", "Drafter"]

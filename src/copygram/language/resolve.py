@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from copygram.errors import RangeError
-from copygram.lines import split_lines
-from copygram.program import Copy, Program
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy, Program
 
 
 def check_ranges(program: Program, n_lines: int) -> None:
@@ -27,7 +27,7 @@ def resolve(program: Program, document: str | list[str]) -> str:
     """The edited document: copies are replaced by the lines they name, gens by their text.
 
     Pure and deterministic; linear in the output size. ``document`` may be given already split
-    (as :func:`copygram.lines.split_lines` returns it) to avoid splitting it again.
+    (as :func:`copygram.language.lines.split_lines` returns it) to avoid splitting it again.
     """
     lines = split_lines(document) if isinstance(document, str) else document
     check_ranges(program, len(lines))

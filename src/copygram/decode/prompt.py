@@ -1,6 +1,6 @@
 """The prompt builder: instruction + numbered document + the language, in the chat template.
 
-Replaceable: :class:`EditSession` takes any :class:`PromptBuilder`. The worked example shows the
+Replaceable: :class:`~copygram.session.EditSession` takes any :class:`PromptBuilder`. The worked example shows the
 assistant's program *as the model will see it in its own context*: each copy tag is followed by
 the lines it copied, because the decode loop splices those lines into the KV cache right after the
 tag.
@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from copygram.lines import split_lines
-from copygram.program import Copy, Gen, Program
-from copygram.resolve import resolve
-from copygram.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy, Gen, Program
+from copygram.language.resolve import resolve
+from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 
 class ChatModel(Protocol):
@@ -101,14 +101,25 @@ class DefaultPromptBuilder:
         return model.chat_prompt(self.messages(document, instruction))
 
 
+REWRITE_SYSTEM = (
+    "You edit documents. Apply the instruction to the document and reply with the whole edited "
+    "document, and nothing else."
+)
+
+
 @dataclass(frozen=True)
 class RewritePromptBuilder:
-    """The baseline prompt: rewrite the whole document (what full regeneration answers)."""
+    """The plain-rewrite prompt: the answer is the whole edited document, written token by token
+    (what full regeneration and prompt-lookup decoding answer)."""
+
+    system: str = REWRITE_SYSTEM
+
+    def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user",
+             "content": f"Instruction: {instruction.strip()}\n\nDocument:\n{document}"},
+        ]
 
     def build(self, document: str, instruction: str, model: ChatModel) -> str:
-        return model.chat_prompt([
-            {"role": "system",
-             "content": "Rewrite the document following the instruction. Output only the "
-                        "complete new document."},
-            {"role": "user", "content": f"Instruction: {instruction.strip()}\n\n{document}"},
-        ])
+        return model.chat_prompt(self.messages(document, instruction))

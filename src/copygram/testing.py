@@ -1,10 +1,15 @@
-"""A scripted fake backend: a byte-level "model" that has memorised one edit program.
+"""Test doubles for copygram's own tests and benchmark tests: for tests, not for production use.
 
-For testing the decode loop without weights. Its vocabulary is the 256 bytes plus EOS. Its logits
-favour the byte that continues the memorised program text, reading its own KV cache the way a real
-model would: after a copy tag closes it expects the copied lines (spliced by the loop) before the
-program goes on. If its cache ever holds something else, it loses track and its logits go flat, so
-a loop that splices the wrong tokens fails visibly. Every forward call is recorded.
+:class:`ScriptedBackend` is a fake :class:`~copygram.backends.base.Backend` with no weights: a
+byte-level "model" (the 256 bytes plus EOS) that has memorised one edit program for one document.
+Its logits favour the byte that continues the memorised program text, reading its own KV cache the
+way a real model would: after a copy tag closes it expects the copied lines (spliced by the decode
+loop) before the program goes on. If its cache ever holds something else it loses track and its
+logits go flat, so a loop that splices the wrong tokens fails visibly. With ``reply`` instead of a
+program it answers any prompt with that text, byte by byte, then EOS (for plain decoding, such as
+a rewrite baseline). With neither it predicts EOS after the prompt and is lost after any other
+token: a recorder for code that feeds known tokens (the teacher-forced baselines). Every forward is recorded in :attr:`ScriptedBackend.calls`; bad calls raise the
+:class:`~copygram.errors.BackendError` a real backend raises.
 """
 
 from __future__ import annotations
@@ -16,38 +21,47 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from copygram.lines import split_lines
-from copygram.program import Copy, Program
-from copygram.syntaxes import get_syntax
+from copygram.backends._common import check_context, check_ids, output_rows, truncate_target
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy, Program
+from copygram.language.syntaxes import get_syntax
 
 if TYPE_CHECKING:
     import llguidance
 
+__all__ = ["EOS", "Call", "ScriptedBackend"]
+
 EOS = 256
+"""The fake vocabulary's one special token: ids 0..255 are the bytes."""
 
 
 @dataclass(frozen=True)
 class Call:
-    kind: str  # "splice", "splice_all" or "decode"
+    """One forward: ``kind`` is ``"splice"``, ``"splice_all"`` or ``"decode"``."""
+
+    kind: str
     ids: tuple[int, ...]
 
 
 @dataclass
 class ScriptedBackend:
-    """A fake :class:`~copygram.backends.base.Backend` that will emit ``program`` for
-    ``document``."""
+    """A fake backend that will emit ``program`` for ``document``, or ``reply`` (see the module
+    doc)."""
 
-    document: str
-    program: Program
+    document: str = ""
+    program: Program = field(default_factory=Program)
     syntax: str = "lines"
     context_length: int = 1 << 16
     name: str = "scripted"
+    reply: str | None = None
     calls: list[Call] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.reply is not None and self.program:
+            raise ValueError("a ScriptedBackend emits a program or a reply, not both")
         syntax = get_syntax(self.syntax)
         lines = split_lines(self.document)
-        self._program_bytes = b""
+        self._program_bytes = b"" if self.reply is None else self.reply.encode("utf-8")
         # offset in the program text where a copy tag ends -> bytes of the lines it copies
         self._copies: dict[int, bytes] = {}
         for op in self.program:
@@ -63,7 +77,7 @@ class ScriptedBackend:
 
     @property
     def vocab_size(self) -> int:
-        return 257
+        return EOS + 1
 
     @property
     def eos_token_id(self) -> int:
@@ -86,10 +100,10 @@ class ScriptedBackend:
         return list(text.encode("utf-8"))
 
     def detokenize(self, ids: Sequence[int]) -> str:
-        return bytes(i for i in ids if i < 256).decode("utf-8", errors="replace")
+        return bytes(i for i in ids if i < EOS).decode("utf-8", errors="replace")
 
     def token_bytes(self) -> list[bytes]:
-        return [bytes([i]) for i in range(256)] + [b""]
+        return [bytes([i]) for i in range(EOS)] + [b""]
 
     def ll_tokenizer(self) -> llguidance.LLTokenizer:
         import llguidance
@@ -105,7 +119,7 @@ class ScriptedBackend:
         logits = np.zeros(self.vocab_size, dtype=np.float32)
         offset, pending = 0, b""
         for token in self._cache[self._prompt_len :]:
-            piece = bytes([token]) if token < 256 else b"\x00EOS"
+            piece = bytes([token]) if token < EOS else b"\x00EOS"
             if pending:
                 if not pending.startswith(piece):
                     return logits  # lost: the cache does not hold what a copy should splice
@@ -122,12 +136,12 @@ class ScriptedBackend:
         return logits
 
     def _append(self, kind: str, ids: Sequence[int]) -> None:
+        check_ids(ids, self.vocab_size)
+        check_context(len(self._cache), len(ids), self.context_length)
         if self._in_prompt:
             self._prompt_len, self._in_prompt = len(self._cache) + len(ids), False
         self.calls.append(Call(kind, tuple(ids)))
         self._cache.extend(ids)
-        if len(self._cache) > self.context_length:
-            raise RuntimeError("scripted backend: context overflow")
 
     def splice(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
         self._append("splice", ids)
@@ -135,14 +149,17 @@ class ScriptedBackend:
 
     def splice_all(self, ids: Sequence[int], *,
                    rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
-        out = []
+        wanted = output_rows(rows, len(ids))  # checked before the cache changes
         base = len(self._cache)
         self._append("splice_all", ids)
         full = self._cache
-        for row in range(len(ids)) if rows is None else rows:
+        out = []
+        for row in wanted:
             self._cache = full[: base + row + 1]
             out.append(self._next_logits())
         self._cache = full
+        if not out:
+            return np.empty((0, self.vocab_size), dtype=np.float32)
         return np.stack(out)
 
     def decode(self, token_id: int) -> npt.NDArray[np.float32]:
@@ -150,7 +167,7 @@ class ScriptedBackend:
         return self._next_logits()
 
     def truncate(self, n_tokens: int) -> None:
-        del self._cache[n_tokens:]
+        del self._cache[truncate_target(n_tokens, len(self._cache)) :]
         if n_tokens < self._prompt_len:
             self._in_prompt = True
 
@@ -160,7 +177,7 @@ class _ByteTokenizer:
 
     eos_token_id = EOS
     bos_token_id = None
-    tokens = [bytes([i]) for i in range(256)] + [b"\xff<eos>"]
+    tokens = [bytes([i]) for i in range(EOS)] + [b"\xff<eos>"]
     special_token_ids: ClassVar[list[int]] = [EOS]
 
     def __call__(self, text: bytes) -> list[int]:

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram.lines import split_lines
-from copygram.program import Copy
-from copygram.prompt import DefaultPromptBuilder, number_lines, program_in_context
-from copygram.syntaxes import get_syntax, syntax_names
+from copygram.decode.prompt import DefaultPromptBuilder, number_lines, program_in_context
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy
+from copygram.language.syntaxes import get_syntax, syntax_names
 from tests.strategies import programs, texts
 
 _PREFIX = re.compile(r" *([0-9]+)\| ")

@@ -9,10 +9,10 @@ import llguidance
 import numpy as np
 import numpy.typing as npt
 
-from copygram.constraints.base import Mask
-from copygram.constraints.grammar import copy_tag, document_lark
-from copygram.constraints.guard import GuardedConstraint, GuardSets, Tracker, guard_sets
-from copygram.constraints.vocab import Vocab
+from copygram.constraints.base import GuardedConstraint
+from copygram.constraints.document_grammar import copy_tag, document_lark
+from copygram.constraints.guard import GuardSets, Tracker, guard_sets
+from copygram.constraints.vocab import Mask, Vocab
 from copygram.errors import ConstraintError
 
 
@@ -31,8 +31,9 @@ class LLGuidanceGrammar:
     tracker: Tracker = field(repr=False)
     sets: GuardSets = field(repr=False)
 
-    def new_constraint(self) -> LLGuidanceConstraint:
-        return LLGuidanceConstraint(self)
+    def new_constraint(self, *, ordered: bool = False) -> LLGuidanceConstraint:
+        """A fresh matcher; ``ordered`` adds the order guard (copies in document order)."""
+        return LLGuidanceConstraint(self, ordered=ordered)
 
 
 @functools.lru_cache(maxsize=32)
@@ -58,8 +59,10 @@ class LLGuidanceConstraint(GuardedConstraint):
     the grammar forces, e.g. ``opy lines="`` after ``<c``), checked by the guards.
     """
 
-    def __init__(self, compiled: LLGuidanceGrammar) -> None:
-        super().__init__(compiled.vocab, compiled.tracker, compiled.sets)
+    def __init__(self, compiled: LLGuidanceGrammar, *, ordered: bool = False) -> None:
+        tracker = (Tracker(compiled.tracker.tag, compiled.n_lines, ordered=True) if ordered
+                   else compiled.tracker)
+        super().__init__(compiled.vocab, tracker, compiled.sets)
         self._matcher = compiled.template.deep_copy()
         ll_size = int(compiled.vocab.ll_tokenizer.vocab_size)
         self._ll_size = ll_size

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-from copygram.errors import CopygramError
-from copygram.types import LineRange
+from copygram.errors import CopygramError, RangeError
+from copygram.language.types import LineRange
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,10 @@ class Copy:
     def __post_init__(self) -> None:
         if type(self.start) is not int or type(self.end) is not int:
             raise TypeError(f"Copy takes two ints, got {self.start!r}, {self.end!r}")
+        if self.start < 1 or self.end < 1:
+            # Line numbers are 1-based; a 0 or a negative renders to text that does not parse.
+            raise RangeError(f"Copy({self.start}, {self.end}): line numbers start at 1",
+                             op=(self.start, self.end), n_lines=None)
 
     @property
     def lines(self) -> LineRange:
@@ -106,12 +110,6 @@ class Program(Sequence[Op]):
     @property
     def ops(self) -> tuple[Op, ...]:
         return self._ops
-
-    def render(self, syntax: str = "lines") -> str:
-        """The canonical program text in ``syntax`` (see :mod:`copygram.syntaxes`)."""
-        from copygram.syntaxes import get_syntax
-
-        return get_syntax(syntax).render(self)
 
     def normalized(self) -> Program:
         """The same edit with adjacent gens merged, empty gens dropped and adjacent copies joined."""

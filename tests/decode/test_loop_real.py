@@ -1,4 +1,4 @@
-"""EditSession on the real default model (SmolLM2-135M-Instruct), on llama.cpp and Transformers.
+"""The decode loop (through EditSession) on the real default model (SmolLM2-135M-Instruct), on llama.cpp and Transformers.
 
 Greedy decoding throughout, so every run is deterministic: the speculative drafts must leave the
 program token-for-token identical to step-by-step decoding. Models load once per module (llama.cpp
@@ -14,10 +14,11 @@ import pytest
 import copygram
 from copygram import Program, parse, resolve
 from copygram.backends.base import Backend
-from copygram.drafting import DraftConfig
+from copygram.decode.drafting import DraftConfig
+from copygram.decode.loop import prompt_ids
+from copygram.decode.prompt import DefaultPromptBuilder
 from copygram.errors import BackendError
-from copygram.lines import split_lines
-from copygram.prompt import DefaultPromptBuilder
+from copygram.language.lines import split_lines
 from copygram.session import EditResult, EditSession
 
 BACKENDS = [
@@ -77,7 +78,7 @@ def assert_valid_and_consistent(backend: Backend, doc: int, result: EditResult,
     document = DOCS[doc][0]
     program = result.program
     assert parse(result.program_text) == program
-    assert result.text == copygram.resolve(program, document)
+    assert result.text == copygram.language.resolve(program, document)
     stats = result.stats
     lines = split_lines(document)
     copied = [backend.tokenize("".join(lines[c.start - 1 : c.end])) for c in program.copies()]
@@ -116,7 +117,7 @@ def test_drafts_give_exactly_the_step_by_step_program(backend: Backend, doc: int
 def test_replay_of_the_oracle_program_beats_plain_decoding(backend: Backend) -> None:
     before = "".join(f"x{i} = f({i})\n" for i in range(8))
     after = before.replace("x4 = f(4)", "x4 = g(4)")
-    program: Program = copygram.oracle(before, after)
+    program: Program = copygram.language.oracle(before, after)
     replay = EditSession(backend).replay(before, program, instruction="Use g for x4.")
     assert replay.text == after == resolve(program, before)
     assert replay.plain is not None
@@ -146,5 +147,5 @@ def test_config_can_leave_the_worked_example_out() -> None:
     assert session.prompt_builder == DefaultPromptBuilder(with_example=False)
     full = EditSession(session.backend)
     document, instruction = DOCS[0]
-    shorter = len(session._prompt_ids(document, instruction))
-    assert shorter < len(full._prompt_ids(document, instruction)) - 100
+    shorter = len(prompt_ids(session.plan(), document, instruction))
+    assert shorter < len(prompt_ids(full.plan(), document, instruction)) - 100

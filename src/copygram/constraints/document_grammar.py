@@ -7,8 +7,9 @@ it in two ways:
   grammar llguidance compiles for a document of ``n`` lines;
 * :func:`document_regex` converts the same (regular) grammar into one regex for outlines_core.
 
-:func:`copy_tag` reads the literal pieces of the copy op (``<copy lines="``, ``-``, ``"/>``) from
-the same file; the token-level guards (:mod:`copygram.constraints.guard`) track them.
+:func:`copy_tag` takes the literal pieces of the copy op (``<copy lines="``, ``-``, ``"/>``) that
+:class:`~copygram.language.syntaxes.Syntax` read from the same file; the token-level guards
+(:mod:`copygram.constraints.guard`) track them.
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ from typing import TYPE_CHECKING
 
 from copygram.constraints.ranges import range_regex
 from copygram.errors import ConstraintError
-from copygram.syntaxes import get_syntax
+from copygram.language.syntaxes import LINE_NUMBER, get_syntax, grammar_parser
 
 if TYPE_CHECKING:
     import lark
 
-LINE_NUMBER = "LINE_NUMBER"
 _LINE_NUMBER_DEF = re.compile(rf"^{LINE_NUMBER}\s*:.*$", re.MULTILINE)
 
 
@@ -43,45 +43,37 @@ def document_lark(syntax: str, n_lines: int) -> str:
     )
 
 
-@functools.cache
 def _lark(syntax: str) -> lark.Lark:
-    import lark
-
-    return lark.Lark(get_syntax(syntax).grammar, parser="lalr", lexer="contextual")
+    return grammar_parser(get_syntax(syntax).grammar_file)
 
 
 @dataclass(frozen=True)
 class CopyTag:
-    """The literal bytes around the two line numbers of a copy op: ``open i sep j close``."""
+    """The literal bytes around the two line numbers of a copy op: ``open i sep j close``.
+
+    ``exclusive``: how many bytes of ``open`` are written before the text can only be a copy tag
+    (``<c`` of ``<copy lines="``; ``<`` alone may still start ``<gen>`` or ``</gen>``).
+    """
 
     open: bytes
     sep: bytes
     close: bytes
+    exclusive: int
 
 
 @functools.cache
 def copy_tag(syntax: str) -> CopyTag:
-    """The copy op's literals, read from the syntax's grammar; ~30 ms once per syntax (cached).
+    """The copy op's literals (read from the syntax's grammar by :class:`Syntax`), checked to be
+    trackable byte by byte; cached per syntax.
 
-    Raises :class:`ConstraintError` if the copy rule is not ``"open" N "sep" N "close"`` or if its
-    literals could be confused with line numbers (the guards rely on that).
+    Raises :class:`ConstraintError` if the literals could be confused with line numbers (the
+    guards rely on that).
     """
-    parser = _lark(syntax)
-    patterns = {t.name: t.pattern for t in parser.terminals}
-    shapes = [
-        [sym.name for sym in rule.expansion]
-        for rule in parser.rules
-        if rule.origin.name == "copy"
-    ]
-    if len(shapes) != 1 or len(shapes[0]) != 5 or shapes[0][1::2] != [LINE_NUMBER] * 2:
-        raise ConstraintError(f"syntax {syntax!r}: the copy rule must be OPEN N SEP N CLOSE")
-    pieces = []
-    for name in shapes[0][0::2]:
-        pattern = patterns.get(name)
-        if pattern is None or type(pattern).__name__ != "PatternStr":
-            raise ConstraintError(f"syntax {syntax!r}: copy-rule piece {name} must be a literal")
-        pieces.append(str(pattern.value).encode())
-    open_, sep, close = pieces
+    s = get_syntax(syntax)
+    open_, sep, close = (s.copy_open.encode(), s.copy_sep.encode(), s.copy_close.encode())
+    others = (s.gen_open.encode(), s.gen_close.encode())
+    exclusive = next((k for k in range(1, len(open_) + 1)
+                      if not any(other.startswith(open_[:k]) for other in others)), len(open_))
     digits = set(b"0123456789")
     if (
         not open_
@@ -93,7 +85,7 @@ def copy_tag(syntax: str) -> CopyTag:
         or sep[0] == close[0]
     ):
         raise ConstraintError(f"syntax {syntax!r}: copy-rule literals are not trackable")
-    return CopyTag(open_, sep, close)
+    return CopyTag(open_, sep, close, exclusive)
 
 
 _META = frozenset("\\.+*?()|[]{}^$")

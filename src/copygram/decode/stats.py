@@ -1,4 +1,4 @@
-"""Counters and timings of one generation run, shared by the session and the benchmarks."""
+"""Counters and timings of one generation run, shared by the decode loop and the benchmarks."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ class RunStats:
     spliced_tokens: int = 0  # copied-content tokens appended by splices
     drafted_tokens: int = 0  # speculative draft tokens accepted
     forwards: int = 0
-    markup_forwards: int = 0  # forwards spent on op markup and line numbers, not on gen text
+    # Forwards spent on op markup and line numbers, not on gen text: not counted by the decode
+    # loop, filled from its events by copygram.decode.events.count_markup_forwards (replay does).
+    markup_forwards: int = 0
     copy_ops: int = 0
     gen_ops: int = 0
     copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice

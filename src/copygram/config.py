@@ -1,0 +1,328 @@
+"""The configuration, read and checked once: a flat mapping (a dict, or a TOML file) becomes a
+frozen, typed :class:`SessionConfig` (how to edit) and :class:`BackendConfig` (which model, where).
+
+Every value is checked here, before any model loads: the types (a bool is not a number, ``1.5``
+is not an integer), finite numbers, ranges, the names of engines, syntaxes, backends, devices,
+dtypes and models. A bad value is a :class:`~copygram.errors.ConfigError` that names the key, the
+value and what is allowed; an unknown key is one that lists the valid keys. The checks run in
+``__post_init__``, so a config built in code is checked the same way as one read from a file, and
+the ``check_*`` helpers are the ones :class:`~copygram.session.EditSession` uses for its keyword
+arguments. What only a loaded model can tell (a model file missing, a GPU absent, the model's
+trained context) is the backend adapter's to check (:func:`copygram.backends.load`).
+
+This module reads no model and imports no inference stack (layer "config" in
+docs/architecture.md: it may import core, language, constraints and the catalog).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import numbers
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal, TypeVar
+
+from copygram import catalog
+from copygram.errors import ConfigError
+from copygram.language.syntaxes import DEFAULT_SYNTAX, syntax_names
+
+__all__ = [
+    "BACKENDS",
+    "BACKEND_KEYS",
+    "CONFIG_KEYS",
+    "DEVICES",
+    "DTYPES",
+    "SESSION_KEYS",
+    "BackendConfig",
+    "Config",
+    "SessionConfig",
+    "check_choice",
+    "check_engine",
+    "check_flag",
+    "check_int",
+    "check_number",
+    "check_syntax",
+    "parse_backend_config",
+    "parse_config",
+    "read_config",
+]
+
+BackendName = Literal["llamacpp", "transformers"]
+Device = Literal["auto", "cpu", "cuda"]
+DType = Literal["auto", "float32", "bfloat16", "float16"]
+
+BACKENDS: Final[tuple[BackendName, ...]] = ("llamacpp", "transformers")
+DEVICES: Final[tuple[Device, ...]] = ("auto", "cpu", "cuda")
+DTYPES: Final[tuple[DType, ...]] = ("auto", "float32", "bfloat16", "float16")
+
+_T = TypeVar("_T", bound=str)
+_C = TypeVar("_C", "SessionConfig", "BackendConfig")
+
+
+# ------------------------------------------------------------------------------------ checkers
+
+
+def _invalid(key: str, value: object, allowed: str) -> ConfigError:
+    return ConfigError(f"config key {key!r} = {value!r} is not valid: use {allowed}")
+
+
+def check_choice(key: str, value: object, choices: Sequence[_T]) -> _T:
+    """``value`` if it is one of ``choices``, else a :class:`ConfigError` listing them."""
+    for choice in choices:
+        if isinstance(value, str) and value == choice:
+            return choice
+    hint = ""
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value, list(choices), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise _invalid(key, value, "one of " + ", ".join(map(repr, choices)) + hint)
+
+
+def check_flag(key: str, value: object) -> bool:
+    """``value`` if it is a bool (``"false"``, 0 and 1 are refused: they would read as flags)."""
+    if not isinstance(value, bool):
+        raise _invalid(key, value, "true or false")
+    return value
+
+
+def check_int(key: str, value: object, *, minimum: int, note: str = "") -> int:
+    """``value`` if it is an integer (not a bool, not ``1.5`` nor ``2.0``) ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise _invalid(key, value, f"an integer >= {minimum}{note}")
+    return int(value)
+
+
+def check_number(key: str, value: object, *, minimum: float, above: bool = False,
+                 maximum: float | None = None, note: str = "") -> float:
+    """``value`` as a float if it is a finite real number (not a bool, not inf or nan) that is
+    ``>= minimum`` (``> minimum`` when ``above``) and ``<= maximum`` when one is given."""
+    low = f"> {minimum:g}" if above else f">= {minimum:g}"
+    allowed = (f"a number in ({minimum:g}, {maximum:g}]" if above and maximum is not None
+               else f"a finite number {low}" + (f" and <= {maximum:g}" if maximum is not None
+                                                  else ""))
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise _invalid(key, value, allowed + note)
+    number = float(value)
+    if (not math.isfinite(number) or number < minimum or (above and number == minimum)
+            or (maximum is not None and number > maximum)):
+        raise _invalid(key, value, allowed + note)
+    return number
+
+
+def check_engine(value: object) -> str:
+    """A constraint engine name (``"llguidance"`` or ``"outlines"``)."""
+    # Imported here: the constraints package pulls numpy and llguidance, which reading a config
+    # alone does not need.
+    from copygram.constraints import ENGINES
+
+    return check_choice("engine", value, ENGINES)
+
+
+def check_syntax(value: object) -> str:
+    """An edit-program syntax name (``"lines"`` or ``"compact"``)."""
+    return check_choice("syntax", value, syntax_names())
+
+
+# ------------------------------------------------------------------------------------- configs
+
+
+@dataclass(frozen=True)
+class SessionConfig:
+    """How an :class:`~copygram.session.EditSession` edits (docs/config.md, "Session keys")."""
+
+    engine: str = "llguidance"
+    syntax: str = DEFAULT_SYNTAX
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    max_new_tokens: int = 4096
+    splice_forced: bool = True
+    draft_tokens: int = 16
+    draft_ngram: int = 3
+    prompt_example: bool = True
+    ordered_copies: bool = True
+
+    def __post_init__(self) -> None:
+        checked: dict[str, object] = {
+            "engine": check_engine(self.engine),
+            "syntax": check_syntax(self.syntax),
+            "temperature": check_number("temperature", self.temperature, minimum=0.0,
+                                        note=" (0 is greedy)"),
+            "top_p": check_number("top_p", self.top_p, minimum=0.0, above=True, maximum=1.0),
+            "seed": check_int("seed", self.seed, minimum=0),
+            "max_new_tokens": check_int("max_new_tokens", self.max_new_tokens, minimum=1),
+            "splice_forced": check_flag("splice_forced", self.splice_forced),
+            "draft_tokens": check_int("draft_tokens", self.draft_tokens, minimum=0,
+                                      note=" (0 turns drafting off)"),
+            "draft_ngram": check_int("draft_ngram", self.draft_ngram, minimum=1),
+            "prompt_example": check_flag("prompt_example", self.prompt_example),
+            "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
+        }
+        _normalise(self, checked)
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Which model, on which backend and device (docs/config.md, "Backend keys").
+
+    ``model`` is a catalog name or alias (:mod:`copygram.catalog`), the path of a ``.gguf`` file,
+    or for Transformers a Hugging Face model folder or hub name (``org/name``). ``n_ctx`` and
+    ``n_threads`` are ``None`` for the backend's default (:mod:`copygram.backends`)."""
+
+    backend: BackendName = "llamacpp"
+    model: str = "default"
+    device: Device = "auto"
+    dtype: DType = "auto"
+    n_ctx: int | None = None
+    n_threads: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.backend, dict):  # a TOML [backend] table
+            raise ConfigError(
+                "config key 'backend' is a table; write the backend keys (backend, model, "
+                "device, dtype, n_ctx, n_threads) at the top level of the config"
+            )
+        backend = check_choice("backend", self.backend, BACKENDS)
+        dtype = check_choice("dtype", self.dtype, DTYPES)
+        if backend == "llamacpp" and dtype != "auto":
+            raise _invalid("dtype", dtype, "'auto' with backend 'llamacpp' (a GGUF file fixes "
+                           "llama.cpp's weight types; dtype applies to backend 'transformers')")
+        checked: dict[str, object] = {
+            "backend": backend,
+            "model": _check_model(self.model, backend),
+            "device": check_choice("device", self.device, DEVICES),
+            "dtype": dtype,
+            "n_ctx": None if self.n_ctx is None else check_int("n_ctx", self.n_ctx, minimum=1),
+            "n_threads": (None if self.n_threads is None
+                          else check_int("n_threads", self.n_threads, minimum=1)),
+        }
+        _normalise(self, checked)
+
+    @property
+    def is_catalog_model(self) -> bool:
+        """Whether ``model`` names a catalog entry (or alias) rather than a path or hub name."""
+        return _is_catalog_name(self.model)
+
+
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def _is_catalog_name(model: str) -> bool:
+    return model in catalog.ALIASES or model in catalog.model_names()
+
+
+def _check_model(value: object, backend: str) -> str:
+    """A model setting as a string: a catalog name or alias, a ``.gguf`` path (``os.PathLike``
+    values are paths), or for Transformers an existing folder or a hub name."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)  # type: ignore[no-any-return]
+    allowed = (f"a catalog name ({', '.join(catalog.model_names())}; 'default' = "
+               f"{catalog.ALIASES['default']}) or the path of a .gguf file")
+    if backend == "transformers":
+        allowed += ", or a Hugging Face model folder or hub name (org/name)"
+    if not isinstance(value, str) or not value.strip():
+        raise _invalid("model", value, allowed)
+    if _is_catalog_name(value) or value.lower().endswith(".gguf"):
+        return value
+    if backend == "transformers" and (Path(value).expanduser().is_dir()
+                                      or _HUB_NAME.fullmatch(value)):
+        return value
+    close = difflib.get_close_matches(value, [*catalog.model_names(), *catalog.ALIASES], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise _invalid("model", value, allowed + hint)
+
+
+def _normalise(config: object, values: Mapping[str, object]) -> None:
+    """Store the checked (converted) values on a frozen dataclass: ``1`` -> ``1.0`` for a float
+    key, a ``Path`` -> its string for ``model``."""
+    for name, value in values.items():
+        object.__setattr__(config, name, value)
+
+
+SESSION_KEYS: Final = tuple(f.name for f in dataclasses.fields(SessionConfig))
+BACKEND_KEYS: Final = tuple(f.name for f in dataclasses.fields(BackendConfig))
+CONFIG_KEYS: Final = SESSION_KEYS + BACKEND_KEYS
+
+
+@dataclass(frozen=True)
+class Config:
+    """Both halves of one flat config."""
+
+    session: SessionConfig = dataclasses.field(default_factory=SessionConfig)
+    backend: BackendConfig = dataclasses.field(default_factory=BackendConfig)
+
+    def to_dict(self) -> dict[str, object]:
+        """The flat mapping this config reads back from (``None`` values left out: TOML has no
+        null); ``parse_config(c.to_dict()) == c``."""
+        flat = {**dataclasses.asdict(self.session), **dataclasses.asdict(self.backend)}
+        return {key: value for key, value in flat.items() if value is not None}
+
+
+# ------------------------------------------------------------------------------------- reading
+
+
+def read_config(source: Mapping[str, object] | str | os.PathLike[str]) -> dict[str, object]:
+    """The flat mapping of a dict (copied) or of a TOML file (a ``str`` is a path)."""
+    if isinstance(source, Mapping):
+        return dict(source)
+    path = Path(source)
+    try:
+        with path.open("rb") as f:
+            data: dict[str, object] = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {path} is a directory; pass a TOML file") from None
+    except PermissionError:
+        raise ConfigError(f"config file {path} cannot be read (permission denied)") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    return data
+
+
+def _check_keys(keys: Sequence[str], valid: Sequence[str]) -> None:
+    unknown = sorted(set(keys) - set(valid), key=str)
+    if not unknown:
+        return
+    described = []
+    for key in unknown:
+        close = difflib.get_close_matches(str(key), list(valid), n=1)
+        described.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    raise ConfigError(
+        f"unknown config key(s) {', '.join(described)}; valid keys: {', '.join(valid)} "
+        "(see docs/config.md)"
+    )
+
+
+def _build(cls: type[_C], values: Mapping[str, object]) -> _C:
+    # The dataclass checks every value in __post_init__; the type annotations are what it
+    # produces, not what it accepts.
+    return cls(**values)  # type: ignore[arg-type]
+
+
+def parse_backend_config(source: Mapping[str, object]) -> BackendConfig:
+    """A :class:`BackendConfig` from a mapping of backend keys only."""
+    values = dict(source)
+    _check_keys(list(values), BACKEND_KEYS)
+    return _build(BackendConfig, values)
+
+
+def parse_config(source: Mapping[str, object] | str | os.PathLike[str]) -> Config:
+    """Read (a dict, or a TOML file's path) and check a whole flat config, loading nothing.
+
+    Raises :class:`ConfigError` for a file that is missing or not TOML, an unknown key (the
+    message lists the valid ones) or a bad value (it names the key, the value and what is
+    allowed). Cost: microseconds for a dict, plus the file read for TOML."""
+    values = read_config(source)
+    _check_keys(list(values), CONFIG_KEYS)
+    session = {k: v for k, v in values.items() if k in SESSION_KEYS}
+    backend = {k: v for k, v in values.items() if k in BACKEND_KEYS}
+    # The backend first: a wrong backend or model is the likelier mistake and changes the most.
+    backend_config = _build(BackendConfig, backend)
+    return Config(session=_build(SessionConfig, session), backend=backend_config)

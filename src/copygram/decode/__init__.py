@@ -1,0 +1,34 @@
+"""The decode loop and what it is made of (layer "decode" in docs/architecture.md).
+
+- :mod:`~copygram.decode.loop`: the forward meter, the loop, prefill, room checks, draft
+  verification; :mod:`~copygram.decode.replay`: teacher-forced replay and plain decoding's cost.
+- :mod:`~copygram.decode.events`: what the loop reports (and the statistics computed from it);
+  :mod:`~copygram.decode.stats`: :class:`RunStats`.
+- :mod:`~copygram.decode.policies` and :mod:`~copygram.decode.sampling`: how tokens are chosen.
+- :mod:`~copygram.decode.drafting`: speculative drafts; :mod:`~copygram.decode.prompt`: the prompt.
+- :mod:`~copygram.decode.document` and :mod:`~copygram.decode.program_reader`: the document split
+  and tokenized once, the program read incrementally.
+
+It may import core, language, constraints, config and backends; the session facade
+(:class:`copygram.session.EditSession`) sits above it.
+"""
+
+from __future__ import annotations
+
+from copygram.decode.drafting import DraftConfig
+from copygram.decode.events import (
+    CopyEvent,
+    DoneEvent,
+    EditResult,
+    Event,
+    GenTokenEvent,
+    count_markup_forwards,
+)
+from copygram.decode.prompt import DefaultPromptBuilder, PromptBuilder, RewritePromptBuilder
+from copygram.decode.replay import ReplayResult
+from copygram.decode.sampling import Sampling
+from copygram.decode.stats import RunStats
+
+__all__ = ["CopyEvent", "DefaultPromptBuilder", "DoneEvent", "DraftConfig", "EditResult", "Event",
+           "GenTokenEvent", "PromptBuilder", "ReplayResult", "RewritePromptBuilder", "RunStats",
+           "Sampling", "count_markup_forwards"]

@@ -1,0 +1,99 @@
+"""What the decode loop reports as it runs: a token chosen, a copy spliced, the result.
+
+Statistics that only a benchmark reads are computed from these events after the loop, not in it:
+:func:`count_markup_forwards` is the one :class:`~copygram.decode.stats.RunStats` field filled so.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from copygram.decode.stats import RunStats
+from copygram.language.ops import Program
+from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.types import LineRange
+
+
+@dataclass(frozen=True)
+class GenTokenEvent:
+    """The model chose a program token (markup or generated text).
+
+    ``drafted``: it came from a verified speculative draft (it shared a forward with the tokens
+    before it) rather than from a forward of its own. ``start``/``end``: where its bytes lie in
+    the UTF-8 program text (``result.program_text.encode()[start:end]``)."""
+
+    token_id: int
+    text: str
+    drafted: bool = False
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True)
+class CopyEvent:
+    """A copy op closed; its lines were spliced into the cache as ``n_tokens`` tokens."""
+
+    lines: LineRange
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """The outcome of :meth:`~copygram.session.EditSession.edit`."""
+
+    text: str
+    program: Program
+    program_text: str
+    stats: RunStats
+
+    @property
+    def speedup(self) -> float:
+        """Estimated speedup over decoding every output token: the output's token count times
+        this run's mean decode-step time, over this run's generation time (use
+        :meth:`~copygram.session.EditSession.replay` for a measured one)."""
+        if not self.stats.decoded_tokens or not self.stats.wall_s:
+            return float("nan")
+        per_step = self.stats.decode_s / self.stats.decoded_tokens
+        return self.stats.output_tokens * per_step / self.stats.wall_s
+
+
+@dataclass(frozen=True)
+class DoneEvent:
+    result: EditResult
+
+
+Event = GenTokenEvent | CopyEvent | DoneEvent
+
+
+def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX) -> int:
+    """Forwards a run spent on op markup and line numbers rather than on gen text: the tokens
+    the model chose from a forward of their own (not drafted) that start or end outside a gen
+    op's text. ``events`` are one run's, ending with its :class:`DoneEvent`.
+
+    Computed after the run from the program text and the tokens' byte offsets, so the decode
+    loop does not pay for a statistic only benchmarks read. Every op literal starts with ``<``
+    and escaped gen text never holds one, so a prefix of the program ends inside gen text when
+    its last ``<`` starts the gen opener (:meth:`~copygram.language.syntaxes.Syntax.in_gen_text`
+    on bytes)."""
+    tokens: list[GenTokenEvent] = []
+    program = b""
+    for event in events:
+        if isinstance(event, GenTokenEvent):
+            if not event.drafted:
+                tokens.append(event)
+        elif isinstance(event, DoneEvent):
+            program = event.result.program_text.encode("utf-8")
+    opener = get_syntax(syntax).gen_open.encode("utf-8")
+    starts = [i for i, byte in enumerate(program) if byte == ord("<")]
+
+    def in_gen_text(end: int) -> bool:
+        at = bisect_left(starts, end) - 1
+        return at >= 0 and program.startswith(opener, starts[at], end)
+
+    return sum(not (in_gen_text(t.start) and in_gen_text(t.end)) for t in tokens)
+
+
+__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent",
+           "count_markup_forwards"]

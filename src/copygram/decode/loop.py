@@ -1,0 +1,364 @@
+"""The decode loop: constrained Copy-as-Decode with splicing and verified drafts, on any backend.
+
+Per step: mask the logits with the document's constraint, choose a token (a
+:class:`~copygram.decode.policies.Policy`: the model's choice or a teacher's), consume it, append
+the tokens the grammar forces next, and when a copy op closes append the tokens of the copied
+lines. Everything appended after one choice goes into the KV cache in **one** forward pass (a
+splice), so a copy of N tokens costs one forward instead of N. A draft source may guess the next
+program tokens; :func:`verify_draft` checks them in the forward that appends the feed and keeps the
+longest prefix the policy would have chosen anyway, so the output is that of step-by-step decoding.
+
+:class:`Meter` is the forward meter (choosing, consuming, forwarding, with timings); :func:`run`
+is the loop over one prompt; :func:`stream_edit` builds everything an edit needs (the document
+split and tokenized once, the prompt, the drafter) and runs it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from copygram.decode.document import EditDocument
+from copygram.decode.drafting import Draft, DraftConfig, Drafter, DraftLength
+from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
+from copygram.decode.policies import Policy
+from copygram.decode.program_reader import OpReader
+from copygram.decode.prompt import PromptBuilder
+from copygram.decode.stats import RunStats
+from copygram.errors import DocumentError, GenerationError
+from copygram.language.resolve import resolve
+from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.types import LineRange
+
+if TYPE_CHECKING:
+    from copygram.backends.base import Backend, Logits
+    from copygram.constraints import Constraint
+
+
+class DraftSource(Protocol):
+    """Where drafts come from (:class:`~copygram.decode.drafting.Drafter`, or a mode's own)."""
+
+    def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
+        """A draft continuing ``program``; ``context`` is every token after the prompt, the
+        ``feed`` tokens the verifying forward appends before the draft included."""
+        ...
+
+    def with_content(self, draft: Draft, content_tokens: int) -> bool:
+        """Whether to splice the copy ``draft`` closes in the forward that verifies it."""
+        ...
+
+    def feedback(self, draft: Draft, accepted: int) -> None: ...
+
+    def observe_forward(self, n_tokens: int, seconds: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class EditPlan:
+    """What the loop needs from a session, for every edit."""
+
+    backend: Backend
+    token_bytes: Sequence[bytes]
+    prompt_builder: PromptBuilder
+    engine: str = "llguidance"
+    syntax: str = DEFAULT_SYNTAX
+    max_new_tokens: int = 4096
+    splice_forced: bool = True
+    draft: DraftConfig = field(default_factory=DraftConfig)
+    lengths: DraftLength | None = None  # shared across a session's edits (the backend's costs)
+    ordered_copies: bool = True  # the order guard: each copy starts after the previous one
+
+
+class Meter:
+    """The per-edit plumbing of the decode loop: choosing, consuming, forwarding, with timings.
+
+    It keeps the byte offset of the program text consumed so far, which each
+    :class:`~copygram.decode.events.GenTokenEvent` carries."""
+
+    def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
+                 policy: Policy, token_bytes: Sequence[bytes],
+                 drafter: DraftSource | None = None) -> None:
+        self.backend, self.constraint, self.lines, self.policy = backend, constraint, lines, policy
+        self.drafter = drafter
+        self.stats = RunStats()
+        self.written = 0  # bytes of program text consumed
+        self._token_bytes = token_bytes
+        self._copy_cache: dict[tuple[int, int], list[int]] = {}
+
+    def choose(self, logits: Logits) -> int:
+        tick = time.perf_counter()
+        allowed = self.constraint.allowed()
+        self.stats.constraint_s += time.perf_counter() - tick
+        return self.policy.choose(logits, allowed)
+
+    def consume(self, token: int) -> LineRange | None:
+        tick = time.perf_counter()
+        closed = self.constraint.consume(token)
+        self.stats.constraint_s += time.perf_counter() - tick
+        self.written += len(self._token_bytes[token])
+        self.policy.advance(token)
+        return closed
+
+    def forced(self) -> list[int]:
+        tick = time.perf_counter()
+        forced = self.constraint.forced()
+        self.stats.constraint_s += time.perf_counter() - tick
+        return forced
+
+    def token_event(self, token: int, *, drafted: bool = False) -> GenTokenEvent:
+        """The event of ``token``, which is consumed next."""
+        data = self._token_bytes[token]
+        return GenTokenEvent(token, data.decode("utf-8", errors="replace"), drafted,
+                             self.written, self.written + len(data))
+
+    def copy_tokens(self, lines: LineRange) -> list[int]:
+        """The copied lines' tokens, tokenized as one text (what the splice appends)."""
+        key = (lines.start, lines.end)
+        if key not in self._copy_cache:
+            text = "".join(self.lines[lines.start - 1 : lines.end])
+            self._copy_cache[key] = self.backend.tokenize(text)
+        return self._copy_cache[key]
+
+    def add_copy(self, lines: LineRange) -> CopyEvent:
+        """Count a closed copy (the caller splices :meth:`copy_tokens`)."""
+        n_tokens = len(self.copy_tokens(lines))
+        self.stats.copy_ops += 1
+        self.stats.spliced_tokens += n_tokens
+        self.stats.copy_span_tokens.append(n_tokens)
+        return CopyEvent(lines, n_tokens)
+
+    def check_room(self, ids: Sequence[int]) -> None:
+        if self.backend.n_tokens + len(ids) > self.backend.context_length:
+            raise GenerationError(
+                f"the edit ran out of context (n_ctx={self.backend.context_length}); raise n_ctx",
+                partial_program=self.constraint.program_text,
+            )
+
+    def _record(self, n_tokens: int, since: float) -> None:
+        elapsed = time.perf_counter() - since
+        if self.drafter is not None:
+            self.drafter.observe_forward(n_tokens, elapsed)
+        if n_tokens == 1:
+            self.stats.decode_s += elapsed
+        else:
+            self.stats.splice_s += elapsed
+        self.stats.forwards += 1
+        self.stats.forward_tokens.append(n_tokens)
+
+    def forward(self, ids: list[int]) -> Logits:
+        tick = time.perf_counter()
+        logits = self.backend.decode(ids[0]) if len(ids) == 1 else self.backend.splice(ids)
+        self._record(len(ids), tick)
+        return logits
+
+    def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
+        tick = time.perf_counter()
+        logits = self.backend.splice_all(ids, rows=rows)
+        self._record(len(ids), tick)
+        return logits
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a draft fared: ``accepted`` draft tokens; ``appended``, the tokens now in the cache
+    after the feed; ``logits`` for the next choice, which is ``pending`` already where the draft
+    was rejected (the policy's choice from those logits, in place of the draft's token)."""
+
+    accepted: int
+    appended: list[int]
+    logits: Logits
+    pending: int | None
+
+
+def verify_draft(meter: Meter, feed: list[int], draft: Draft,
+                 source: DraftSource) -> Generator[Event, None, Verdict]:
+    """Append ``feed`` and ``draft`` in one forward, with logits before each draft token and
+    after the last one, and accept the draft's tokens while the policy chooses them too. Yields
+    their events (and a :class:`CopyEvent` where one closes a copy); returns the
+    :class:`Verdict`. The cache is left holding the feed, the accepted tokens and, where a copy
+    closed, its lines: nothing rejected.
+
+    A draft that closes a copy may carry the copied lines in the same forward
+    (``source.with_content``); that holds only where the draft ends exactly at the close it
+    announced. Where a copy closes anywhere else (a draft token before the last one closes it,
+    or a draft that did not announce it) the rest of the forward is dropped and the lines are
+    spliced after the closing token."""
+    backend = meter.backend
+    copy_ids = meter.copy_tokens(draft.closes) if draft.closes else []
+    content = bool(copy_ids) and source.with_content(draft, len(copy_ids))
+    ids = feed + draft.tokens + (copy_ids if content else [])
+    meter.check_room(ids)
+    rows = [len(feed) - 1 + t for t in range(len(draft.tokens))] + [len(ids) - 1]
+    base = backend.n_tokens
+    verified = meter.forward_rows(ids, rows)
+    accepted, pending, closed = 0, None, None
+    for t, drafted in enumerate(draft.tokens):
+        choice = meter.choose(verified[t])
+        if choice != drafted:
+            pending = choice
+            break
+        accepted += 1
+        meter.stats.drafted_tokens += 1
+        yield meter.token_event(drafted, drafted=True)
+        closed = meter.consume(drafted)
+        if closed is not None:
+            break
+    source.feedback(draft, accepted)
+    keep = len(feed) + accepted
+    if closed is not None:
+        yield meter.add_copy(closed)
+        if content and closed == draft.closes and accepted == len(draft.tokens):
+            return Verdict(accepted, ids[len(feed):], verified[-1], None)
+        if keep < len(ids):
+            backend.truncate(base + keep)
+        copied = meter.copy_tokens(closed)
+        meter.check_room(copied)
+        return Verdict(accepted, ids[len(feed):keep] + copied, meter.forward(copied), None)
+    if pending is not None:
+        backend.truncate(base + keep)
+        return Verdict(accepted, ids[len(feed):keep], verified[accepted], pending)
+    if content:
+        # Every token accepted, yet the copy the draft announced did not close: its lines must
+        # not stay in the cache, and the logits after the last draft token are wanted.
+        backend.truncate(base + keep - 1)
+        return Verdict(accepted, ids[len(feed):keep], meter.forward(ids[keep - 1 : keep]), None)
+    return Verdict(accepted, ids[len(feed):], verified[-1], None)
+
+
+def prefill(backend: Backend, prompt_ids: list[int]) -> Logits:
+    """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
+    message and worked example are the same for every edit)."""
+    cached = backend.cached_ids
+    common = 0
+    limit = min(len(cached), len(prompt_ids) - 1)  # splice at least one token for logits
+    while common < limit and cached[common] == prompt_ids[common]:
+        common += 1
+    backend.truncate(common)
+    return backend.splice(prompt_ids[common:])
+
+
+def prompt_ids(plan: EditPlan, document: str, instruction: str) -> list[int]:
+    prompt = plan.prompt_builder.build(document, instruction, plan.backend)
+    return plan.backend.tokenize(prompt, special=True)
+
+
+def check_fits(backend: Backend, prompt: Sequence[int], document: EditDocument) -> None:
+    # The copied lines land in the context too, so the edited document needs about as many
+    # tokens as the original, plus markup.
+    room = len(document.tokens) + 64
+    if len(prompt) + room > backend.context_length:
+        raise DocumentError(
+            f"the document does not fit the model's context: the prompt takes "
+            f"{len(prompt)} tokens and the edit needs about {room} more, but n_ctx is "
+            f"{backend.context_length}; raise n_ctx in the config or edit a smaller part"
+        )
+
+
+def constraint_accepts_end(constraint: Constraint, token: int) -> bool:
+    """Whether ``token`` is the constraint's own end-of-program token."""
+    return token == constraint.eos_token_id and constraint.done
+
+
+MakeDrafter = Callable[[EditDocument, OpReader], DraftSource | None]
+
+
+def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
+                policy: Policy) -> Iterator[Event]:
+    """One edit of ``document``: the prompt, the room check, the drafter, then :func:`run`."""
+    if not document.lines:
+        raise DocumentError(
+            "the document is empty: there is nothing to copy, so Copy-as-Decode does not apply; "
+            "generate the text directly instead"
+        )
+    prompt = prompt_ids(plan, document.text, instruction)
+    check_fits(plan.backend, prompt, document)
+
+    def drafter(doc: EditDocument, reader: OpReader) -> DraftSource | None:
+        if not plan.draft.max_tokens:
+            return None
+        return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
+                       plan.syntax, plan.lengths, instruction,
+                       document_tokens=doc.escaped_tokens if plan.draft.gen else None,
+                       reader=reader)
+
+    yield from run(plan, document, prompt, policy, drafter)
+
+
+def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Policy,
+        make_drafter: MakeDrafter | None = None) -> Iterator[Event]:
+    """The decode loop over ``prompt`` for ``document``; the last event is a DoneEvent."""
+    from copygram.constraints import compile_constraint
+
+    backend = plan.backend
+    started = time.perf_counter()
+    constraint = compile_constraint(document.lines, backend, engine=plan.engine,
+                                    syntax=plan.syntax, ordered=plan.ordered_copies)
+    reader = OpReader(get_syntax(plan.syntax))
+    drafter = make_drafter(document, reader) if make_drafter is not None else None
+    meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes, drafter)
+    stats = meter.stats
+    stats.constraint_s += time.perf_counter() - started
+    stats.prompt_tokens = len(prompt)
+
+    tick = time.perf_counter()
+    logits = prefill(backend, prompt)
+    stats.prefill_s = time.perf_counter() - tick
+
+    gen_started = time.perf_counter()
+    eos_ids = backend.eos_token_ids
+    context: list[int] = []  # every token after the prompt: program tokens and copies
+    pending: int | None = None  # a token already chosen from a verification forward
+    while True:
+        if pending is None:
+            token = meter.choose(logits)
+        else:
+            token, pending = pending, None
+        if token in eos_ids or constraint_accepts_end(constraint, token):
+            break
+        if stats.program_tokens >= plan.max_new_tokens:
+            raise GenerationError(
+                f"no complete program after max_new_tokens={plan.max_new_tokens} tokens; "
+                "raise max_new_tokens or simplify the instruction",
+                partial_program=constraint.program_text,
+            )
+        stats.decoded_tokens += 1
+        yield meter.token_event(token)
+        feed = [token]
+        closed = meter.consume(token)
+        while plan.splice_forced and closed is None and (forced := meter.forced()):
+            for forced_token in forced:
+                feed.append(forced_token)
+                stats.forced_tokens += 1
+                closed = meter.consume(forced_token)
+                if closed is not None:
+                    break
+        if closed is not None:
+            yield meter.add_copy(closed)
+            feed += meter.copy_tokens(closed)
+        context += feed
+
+        draft = drafter.propose(constraint.program_text, context, len(feed)) if drafter else None
+        if draft is None or drafter is None:
+            meter.check_room(feed)
+            logits = meter.forward(feed)
+            continue
+        verdict = yield from verify_draft(meter, feed, draft, drafter)
+        context += verdict.appended
+        logits, pending = verdict.logits, verdict.pending
+
+    program_text = constraint.program_text
+    program = reader.program(program_text)
+    text = resolve(program, document.lines)
+    stats.gen_ops = len(program) - len(program.copies())
+    stats.output_tokens = len(backend.tokenize(text)) if text else 0
+    stats.wall_s = time.perf_counter() - gen_started
+    yield DoneEvent(EditResult(text=text, program=program, program_text=program_text,
+                               stats=stats))
+
+
+__all__ = ["DraftSource", "EditPlan", "Meter", "Verdict", "check_fits", "constraint_accepts_end",
+           "prefill", "prompt_ids", "run", "stream_edit", "verify_draft"]

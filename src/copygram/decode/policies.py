@@ -1,0 +1,114 @@
+"""Token choice policies: how the decode loop picks each program token from masked logits.
+
+:class:`SamplingPolicy` is the model's own choice (greedy, or sampled with a seed);
+:class:`TeacherPolicy` writes a given program, as a perfect model would (teacher forcing, for
+:func:`~copygram.decode.replay.replay`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from copygram.decode.sampling import Sampler, Sampling
+from copygram.errors import GenerationError
+from copygram.language.ops import Copy, Program
+from copygram.language.syntaxes import get_syntax
+
+if TYPE_CHECKING:
+    from copygram.backends.base import Backend, Logits
+
+
+class Policy(Protocol):
+    def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int: ...
+
+    def advance(self, token_id: int) -> None:
+        """Told of every token consumed, chosen or forced."""
+        ...
+
+
+class SamplingPolicy:
+    """The model's choice: :class:`~copygram.decode.sampling.Sampler` over the allowed tokens."""
+
+    def __init__(self, sampling: Sampling) -> None:
+        self._sampler = Sampler(sampling)
+
+    def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
+        return self._sampler.choose(logits, allowed)
+
+    def advance(self, token_id: int) -> None:
+        pass
+
+
+class TeacherPolicy:
+    """Chooses the tokens of a given program text, as a perfect model would.
+
+    The program text is tokenized canonically (the backend's tokenizer) a stretch at a time, each
+    ending at a copy's close: the copied lines are spliced right after it, so no token spans it,
+    while across the other op boundaries a model writes what it read in the worked example
+    (``</gen><copy`` holds the token ``><``). When the grammar forces tokens that split the text
+    differently, the rest of the stretch is tokenized again from where they ended.
+    """
+
+    def __init__(self, program: Program, syntax: str, backend: Backend, eos_ids: frozenset[int],
+                 token_bytes: Sequence[bytes]) -> None:
+        self._backend = backend
+        self._token_bytes = token_bytes
+        self._eos_ids = eos_ids
+        render_op = get_syntax(syntax).render_op
+        self._ops = [render_op(op).encode("utf-8") for op in program]
+        self._is_copy = [isinstance(op, Copy) for op in program]
+        self._op = 0
+        self._offset = 0  # bytes of self._ops[self._op] already consumed
+        self._queue: list[int] = []
+
+    def _refill(self) -> None:
+        while self._op < len(self._ops) and self._offset >= len(self._ops[self._op]):
+            self._op, self._offset = self._op + 1, 0
+        if self._op < len(self._ops):
+            end = self._op
+            while not self._is_copy[end] and end + 1 < len(self._ops):
+                end += 1
+            rest = self._ops[self._op][self._offset :] + b"".join(self._ops[self._op + 1 : end + 1])
+            self._queue = self._backend.tokenize(rest.decode("utf-8", errors="surrogateescape"))
+
+    def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
+        if not self._queue:
+            self._refill()
+        if self._op >= len(self._ops):
+            for eos in sorted(self._eos_ids):
+                if allowed[eos]:
+                    return eos
+            raise GenerationError("teacher program ended but the grammar does not allow EOS",
+                                  partial_program="")
+        token = self._queue[0]
+        if not allowed[token]:
+            raise GenerationError(
+                f"the constraint rejects the teacher's token {token} "
+                f"({self._token_bytes[token]!r}); the program is not valid for this document",
+                partial_program="",
+            )
+        return token
+
+    def advance(self, token_id: int) -> None:
+        if token_id in self._eos_ids:
+            return
+        # Follow the token's bytes, into the next ops where it spans their boundary (`><`, or a
+        # forced token).
+        remaining = len(self._token_bytes[token_id])
+        while remaining:
+            if self._offset >= len(self._ops[self._op]):
+                self._op, self._offset = self._op + 1, 0
+            take = min(remaining, len(self._ops[self._op]) - self._offset)
+            self._offset += take
+            remaining -= take
+        if self._queue and self._queue[0] == token_id:
+            self._queue.pop(0)
+        else:
+            self._queue = []
+
+
+__all__ = ["Policy", "SamplingPolicy", "TeacherPolicy"]

@@ -1,0 +1,90 @@
+"""Teacher-forced replay: what a given program costs through the decode loop, beside the cost of
+plain decoding (every output token one forward at a time after the same prompt)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from copygram.decode.document import EditDocument
+from copygram.decode.events import DoneEvent, Event, count_markup_forwards
+from copygram.decode.loop import EditPlan, stream_edit
+from copygram.decode.policies import TeacherPolicy
+from copygram.decode.stats import RunStats
+from copygram.errors import GenerationError
+from copygram.language.ops import Program
+from copygram.language.resolve import resolve
+
+if TYPE_CHECKING:
+    from copygram.backends.base import Backend
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Teacher-forced cost of a program (``copygram``) and of plain decoding (``plain``)."""
+
+    text: str
+    program: Program
+    copygram: RunStats
+    plain: RunStats | None
+
+    @property
+    def speedup(self) -> float:
+        if self.plain is None:
+            return float("nan")
+        return self.copygram.speedup_over(self.plain)
+
+
+def replay(plan: EditPlan, document: str, program: Program, *, instruction: str = "",
+           measure_plain: bool = True) -> ReplayResult:
+    """Teacher-force ``program`` through the decode loop exactly as an edit would run it and,
+    with ``measure_plain``, measure :func:`plain_cost` of its output after the same prompt.
+    The copygram stats include ``markup_forwards``, counted from the run's events."""
+    doc = EditDocument(document, plan.backend.tokenize)
+    text = resolve(program, doc.lines)
+    if not plan.ordered_copies or not is_ordered(program):
+        # The order guard restricts what a model may choose; a given program that moves lines
+        # is replayed under the unordered language.
+        plan = dataclasses.replace(plan, ordered_copies=False)
+    policy = TeacherPolicy(program, plan.syntax, plan.backend, plan.backend.eos_token_ids,
+                           plan.token_bytes)
+    events: list[Event] = list(stream_edit(plan, doc, instruction, policy))
+    done = events[-1]
+    if not isinstance(done, DoneEvent):  # pragma: no cover - the loop always ends with one
+        raise GenerationError("the decode loop ended without a result", partial_program="")
+    result = done.result
+    if result.text != text:
+        raise GenerationError("replay diverged from the program (a bug: please report it)",
+                              partial_program=result.program_text)
+    result.stats.markup_forwards = count_markup_forwards(events, plan.syntax)
+    plain = plain_cost(plan.backend, text, result.stats.prompt_tokens) if measure_plain else None
+    return ReplayResult(text=text, program=program, copygram=result.stats, plain=plain)
+
+
+def plain_cost(backend: Backend, text: str, prompt_tokens: int) -> RunStats:
+    """Decode every token of ``text`` one forward at a time after the prompt already in the
+    cache (its first ``prompt_tokens`` tokens)."""
+    ids = backend.tokenize(text) if text else []
+    stats = RunStats(prompt_tokens=prompt_tokens, output_tokens=len(ids))
+    backend.truncate(prompt_tokens)
+    started = time.perf_counter()
+    for token in ids:
+        backend.decode(token)
+    stats.wall_s = stats.decode_s = time.perf_counter() - started
+    stats.decoded_tokens = stats.forwards = len(ids)
+    return stats
+
+
+def is_ordered(program: Program) -> bool:
+    """Whether every copy of ``program`` starts after the previous copy's end."""
+    floor = 0
+    for op in program.copies():
+        if op.start <= floor:
+            return False
+        floor = op.end
+    return True
+
+
+__all__ = ["ReplayResult", "is_ordered", "plain_cost", "replay"]

@@ -1,0 +1,69 @@
+"""Events: where each token lies in the program text, and the benchmark statistics computed from
+the events after the loop (markup forwards)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from copygram import Program, render
+from copygram.decode.drafting import DraftConfig
+from copygram.decode.events import DoneEvent, Event, GenTokenEvent, count_markup_forwards
+from copygram.language.lines import split_lines
+from copygram.language.syntaxes import get_syntax
+from copygram.session import EditSession
+from copygram.testing import ScriptedBackend
+from tests.strategies import programs, texts
+
+
+def markup_forwards_in_the_loop(events: list[Event], syntax: str) -> int:
+    """The count as the loop once kept it: a token chosen from its own forward counts unless
+    the program text was inside gen text both before and right after it."""
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    data = done.result.program_text.encode()
+    in_text = get_syntax(syntax).in_gen_text
+    return sum(
+        not (in_text(data[: e.start].decode(errors="replace"))
+             and in_text(data[: e.end].decode(errors="replace")))
+        for e in events if isinstance(e, GenTokenEvent) and not e.drafted)
+
+
+@settings(max_examples=40)
+@given(st.data(), texts.filter(bool), st.sampled_from(["lines", "compact"]),
+       st.sampled_from([0, 4, 16]))
+def test_token_offsets_and_markup_forwards(data: st.DataObject, document: str, syntax: str,
+                                           draft_tokens: int) -> None:
+    program: Program = data.draw(programs(len(split_lines(document)))).normalized()
+    backend = ScriptedBackend(document, program, syntax=syntax)
+    session = EditSession(backend, syntax=syntax, ordered_copies=False,
+                          draft=DraftConfig(max_tokens=draft_tokens, adaptive=False))
+    events = list(session.stream(document, "x"))
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    text = done.result.program_text.encode()
+    assert text == render(program, syntax).encode()
+    tokens = [e for e in events if isinstance(e, GenTokenEvent)]
+    for event in tokens:
+        assert text[event.start : event.end] == bytes([event.token_id])
+    assert sum(not e.drafted for e in tokens) == done.result.stats.decoded_tokens
+    assert sum(e.drafted for e in tokens) == done.result.stats.drafted_tokens
+    expected = markup_forwards_in_the_loop(events, syntax)
+    assert count_markup_forwards(events, syntax) == expected
+    replay = session.replay(document, program, measure_plain=False)
+    assert done.result.stats.markup_forwards == 0  # not counted in the loop
+    # Replay counts them from its own events; teacher forcing writes the same tokens here.
+    assert replay.copygram.markup_forwards == expected
+
+
+def test_markup_forwards_of_a_known_program() -> None:
+    # Without drafts or forced splices every byte is its own forward: the markup ones are those
+    # of the tags (and the one that ends the gen text), the gen text's bytes are not.
+    from copygram import Copy, Gen
+
+    program = Program([Copy(1, 1), Gen("ab\n")])
+    backend = ScriptedBackend("x\ny\n", program)
+    session = EditSession(backend, splice_forced=False, draft=DraftConfig(max_tokens=0))
+    events = list(session.stream("x\ny\n", "x"))
+    markup = len(render(program)) - len("ab\n")
+    assert count_markup_forwards(events) == markup

@@ -1,0 +1,292 @@
+"""copygram.config: one reader for dicts and TOML files; every bad value a ConfigError that names
+the key, the value and what is allowed, raised before any model loads."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import copygram.backends
+from copygram import catalog
+from copygram.config import (
+    BACKEND_KEYS,
+    CONFIG_KEYS,
+    SESSION_KEYS,
+    BackendConfig,
+    Config,
+    SessionConfig,
+    check_number,
+    parse_config,
+)
+from copygram.errors import ConfigError
+from copygram.session import EditSession
+
+
+class LoadCalled(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``backends.load`` fails the test if anything reaches it."""
+
+    def load(config: object = None) -> object:
+        raise LoadCalled(f"backends.load was called with {config!r}")
+
+    monkeypatch.setattr(copygram.backends, "load", load)
+
+
+# (key, bad value, what the message must say is allowed)
+BAD_VALUES: list[tuple[str, object, str]] = [
+    ("temperature", math.nan, "finite number >= 0"),
+    ("temperature", math.inf, "finite number >= 0"),
+    ("temperature", -0.5, "finite number >= 0"),
+    ("temperature", True, "finite number >= 0"),
+    ("temperature", "0.7", "finite number >= 0"),
+    ("top_p", 0, "(0, 1]"),
+    ("top_p", 1.5, "(0, 1]"),
+    ("top_p", math.nan, "(0, 1]"),
+    ("seed", -1, "integer >= 0"),
+    ("seed", math.nan, "integer >= 0"),
+    ("seed", 1.5, "integer >= 0"),
+    ("seed", False, "integer >= 0"),
+    ("max_new_tokens", 1.5, "integer >= 1"),
+    ("max_new_tokens", 2.0, "integer >= 1"),
+    ("max_new_tokens", math.inf, "integer >= 1"),
+    ("max_new_tokens", math.nan, "integer >= 1"),
+    ("max_new_tokens", 0, "integer >= 1"),
+    ("max_new_tokens", True, "integer >= 1"),
+    ("draft_tokens", -1, "integer >= 0"),
+    ("draft_tokens", 2.5, "integer >= 0"),
+    ("draft_ngram", 0, "integer >= 1"),
+    ("splice_forced", "false", "true or false"),
+    ("splice_forced", 0, "true or false"),
+    ("prompt_example", "no", "true or false"),
+    ("engine", "llg", "'llguidance', 'outlines'"),
+    ("engine", 1, "'llguidance', 'outlines'"),
+    ("syntax", "xml", "'compact', 'lines'"),
+    ("syntax", None, "'compact', 'lines'"),
+    ("backend", "vllm", "'llamacpp', 'transformers'"),
+    ("device", "tpu", "'auto', 'cpu', 'cuda'"),
+    ("dtype", "int4", "'auto', 'float32'"),
+    ("n_ctx", 0, "integer >= 1"),
+    ("n_ctx", 1.5, "integer >= 1"),
+    ("n_ctx", True, "integer >= 1"),
+    ("n_threads", "2", "integer >= 1"),
+    ("n_threads", -2, "integer >= 1"),
+    ("model", 3, "catalog name"),
+    ("model", "", "catalog name"),
+    ("model", "qwen2.5-coder-7b", "catalog name"),
+    ("model", "HuggingFaceTB/SmolLM2-135M-Instruct", "catalog name"),  # hub names: transformers
+]
+
+
+@pytest.mark.parametrize(("key", "value", "allowed"), BAD_VALUES)
+def test_every_bad_value_is_refused_before_the_model_loads(
+        no_model: None, key: str, value: object, allowed: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        EditSession.from_config({key: value})
+    message = str(err.value)
+    assert f"'{key}'" in message and repr(value) in message and allowed in message
+    with pytest.raises(ConfigError, match=key):
+        parse_config({key: value})
+
+
+def test_dtype_is_for_transformers_only(no_model: None) -> None:
+    with pytest.raises(ConfigError, match="dtype.*'float16'.*transformers"):
+        EditSession.from_config({"dtype": "float16"})
+    assert parse_config({"backend": "transformers", "dtype": "float16"}).backend.dtype == "float16"
+
+
+def test_a_backend_table_gets_a_hint(no_model: None) -> None:
+    with pytest.raises(ConfigError, match="top level"):
+        EditSession.from_config({"backend": {"backend": "llamacpp"}})
+
+
+def test_unknown_keys_are_listed_with_the_valid_ones(no_model: None) -> None:
+    with pytest.raises(ConfigError) as err:
+        EditSession.from_config({"temprature": 0.7, "colour": "red", "backend": "llamacpp"})
+    message = str(err.value)
+    assert "'colour'" in message and "'temprature' (did you mean 'temperature'?)" in message
+    for key in CONFIG_KEYS:
+        assert key in message
+    assert "mode" not in CONFIG_KEYS  # the rewrite mode is not built: no key reserved for it
+
+
+def test_keys_are_the_two_dataclasses() -> None:
+    assert set(SESSION_KEYS) | set(BACKEND_KEYS) == set(CONFIG_KEYS)
+    assert not set(SESSION_KEYS) & set(BACKEND_KEYS)
+
+
+def test_model_names_paths_and_hub_names() -> None:
+    for name in (*catalog.model_names(), *catalog.ALIASES):
+        config = parse_config({"model": name}).backend
+        assert config.model == name and config.is_catalog_model
+    assert not parse_config({"model": "/models/x.Q4_K_M.GGUF"}).backend.is_catalog_model
+    assert parse_config({"model": Path("/m/x.gguf")}).backend.model == "/m/x.gguf"
+    hub = parse_config({"backend": "transformers", "model": "org/name"}).backend
+    assert hub.model == "org/name" and not hub.is_catalog_model
+    with pytest.raises(ConfigError, match="did you mean 'smollm2-135m'"):
+        parse_config({"model": "smollm2-135"})
+    with pytest.raises(ConfigError) as err:
+        parse_config({"model": "llama-70b"})
+    for name in catalog.model_names():
+        assert name in str(err.value)
+
+
+def test_a_folder_is_a_transformers_model(tmp_path: Path) -> None:
+    assert parse_config({"backend": "transformers", "model": str(tmp_path)}).backend.model == str(
+        tmp_path)
+    with pytest.raises(ConfigError, match="model"):
+        parse_config({"backend": "llamacpp", "model": str(tmp_path)})
+
+
+def test_numbers_are_normalised() -> None:
+    config = parse_config({"temperature": 1, "top_p": 1}).session
+    assert isinstance(config.temperature, float) and isinstance(config.top_p, float)
+    assert config == SessionConfig(temperature=1.0)
+
+
+def test_dataclasses_check_values_built_in_code() -> None:
+    with pytest.raises(ConfigError, match="seed"):
+        SessionConfig(seed=-1)
+    with pytest.raises(ConfigError, match="n_threads"):
+        BackendConfig(n_threads=0)
+    with pytest.raises(ConfigError, match="top_p"):
+        check_number("top_p", 0.0, minimum=0.0, above=True, maximum=1.0)
+
+
+def test_the_keyword_constructor_uses_the_same_checks() -> None:
+    from copygram.testing import ScriptedBackend
+
+    backend = ScriptedBackend("a\n", [])  # type: ignore[arg-type]
+    for kwargs, key in [({"engine": "llg"}, "engine"), ({"syntax": "xml"}, "syntax"),
+                        ({"max_new_tokens": 1.5}, "max_new_tokens"),
+                        ({"max_new_tokens": 0}, "max_new_tokens")]:
+        with pytest.raises(ConfigError, match=f"config key '{key}'"):
+            EditSession(backend, **kwargs)  # type: ignore[arg-type]
+
+
+def test_from_config_builds_the_session_from_the_parsed_config(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from copygram.testing import ScriptedBackend
+
+    seen: list[object] = []
+
+    def load(config: object = None) -> object:
+        seen.append(config)
+        return ScriptedBackend("a\n", [])  # type: ignore[arg-type]
+
+    monkeypatch.setattr(copygram.backends, "load", load)
+    session = EditSession.from_config({
+        "temperature": 0.5, "top_p": 0.9, "seed": 7, "max_new_tokens": 99, "syntax": "compact",
+        "splice_forced": False, "draft_tokens": 0, "draft_ngram": 2, "n_ctx": 512,
+    })
+    assert seen == [BackendConfig(n_ctx=512)]
+    assert (session.syntax, session.max_new_tokens, session.splice_forced) == ("compact", 99, False)
+    assert (session.sampling.temperature, session.sampling.top_p, session.sampling.seed) == (
+        0.5, 0.9, 7)
+    assert (session.draft.max_tokens, session.draft.max_ngram) == (0, 2)
+
+
+# -- files -----------------------------------------------------------------------------------
+
+
+def test_toml_and_dict_give_the_same_config(tmp_path: Path) -> None:
+    path = tmp_path / "copygram.toml"
+    path.write_text('backend = "llamacpp"\nmodel = "default"\nn_ctx = 2048\nn_threads = 2\n'
+                    'engine = "llguidance"\nsyntax = "compact"\ntemperature = 0.0\n'
+                    "max_new_tokens = 2048\ndraft_tokens = 16\nprompt_example = false\n")
+    as_dict = {"backend": "llamacpp", "model": "default", "n_ctx": 2048, "n_threads": 2,
+               "engine": "llguidance", "syntax": "compact", "temperature": 0.0,
+               "max_new_tokens": 2048, "draft_tokens": 16, "prompt_example": False}
+    assert parse_config(path) == parse_config(str(path)) == parse_config(as_dict)
+
+
+def test_docs_example_parses() -> None:
+    # The TOML example of docs/config.md.
+    text = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    import tomllib
+
+    parse_config(tomllib.loads(block))
+
+
+def test_file_errors(tmp_path: Path, no_model: None) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        EditSession.from_config(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("backend = [")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        EditSession.from_config(bad)
+    with pytest.raises(ConfigError, match="directory"):
+        EditSession.from_config(tmp_path)
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe = 1")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        EditSession.from_config(binary)
+    table = tmp_path / "table.toml"
+    table.write_text('[backend]\nbackend = "llamacpp"\n')
+    with pytest.raises(ConfigError, match="top level"):
+        EditSession.from_config(table)
+    bad_value = tmp_path / "inf.toml"
+    bad_value.write_text("max_new_tokens = inf\n")
+    with pytest.raises(ConfigError, match="'max_new_tokens' = inf"):
+        EditSession.from_config(bad_value)
+
+
+# -- random valid configs ----------------------------------------------------------------------
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+valid_values: dict[str, st.SearchStrategy[object]] = {
+    "engine": st.sampled_from(["llguidance", "outlines"]),
+    "syntax": st.sampled_from(["lines", "compact"]),
+    "temperature": st.one_of(st.integers(0, 10), finite.filter(lambda x: x >= 0)),
+    "top_p": st.one_of(st.just(1), st.floats(0, 1, exclude_min=True)),
+    "seed": st.integers(0, 2**63 - 1),
+    "max_new_tokens": st.integers(1, 2**31),
+    "splice_forced": st.booleans(),
+    "draft_tokens": st.integers(0, 1000),
+    "draft_ngram": st.integers(1, 10),
+    "prompt_example": st.booleans(),
+    "ordered_copies": st.booleans(),
+    "backend": st.just("llamacpp"),
+    "model": st.sampled_from([*catalog.model_names(), "default", "/models/m.gguf", "~/x.GGUF"]),
+    "device": st.sampled_from(["auto", "cpu", "cuda"]),
+    "n_ctx": st.integers(1, 1 << 20),
+    "n_threads": st.integers(1, 512),
+}
+assert set(valid_values) | {"dtype"} == set(CONFIG_KEYS)  # dtype: drawn with transformers
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> dict[str, object]:
+    keys = draw(st.sets(st.sampled_from(sorted(valid_values))))
+    config = {key: draw(valid_values[key]) for key in keys}
+    if draw(st.booleans()):
+        config["backend"] = "transformers"
+        config["dtype"] = draw(st.sampled_from(["auto", "float32", "bfloat16", "float16"]))
+    return config
+
+
+def _toml(config: dict[str, object]) -> str:
+    """Flat TOML of strings, bools, ints and finite floats (JSON's spelling is TOML's here)."""
+    return "".join(f"{key} = {json.dumps(value)}\n" for key, value in config.items())
+
+
+@given(configs())
+def test_random_valid_configs_round_trip(config: dict[str, object]) -> None:
+    parsed = parse_config(config)
+    assert isinstance(parsed, Config)
+    assert parse_config(parsed.to_dict()) == parsed
+    for key, value in config.items():
+        part = parsed.session if key in SESSION_KEYS else parsed.backend
+        assert getattr(part, key) == value
+    import tomllib
+
+    assert parse_config(tomllib.loads(_toml(config))) == parsed
