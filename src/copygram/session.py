@@ -11,9 +11,16 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from copygram.config import check_engine, check_flag, check_int, check_syntax, parse_config
+from copygram.config import (
+    check_engine,
+    check_flag,
+    check_int,
+    check_syntax,
+    check_tie_tolerance,
+    parse_config,
+)
 from copygram.decode.document import EditDocument
-from copygram.decode.drafting import DraftConfig, DraftLength
+from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
 from copygram.decode.loop import EditPlan, stream_edit
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
@@ -47,6 +54,7 @@ class EditSession:
         splice_forced: bool = True,
         draft: DraftConfig | None = None,
         ordered_copies: bool = True,
+        tie_tolerance: float | None = None,
     ) -> None:
         # The checks of copygram.config, so that keywords and config files fail alike.
         check_engine(engine)
@@ -62,7 +70,9 @@ class EditSession:
         self.draft = draft or DraftConfig()
         # Copies in document order bound every program by the document (docs/constraints.md).
         self.ordered_copies = check_flag("ordered_copies", ordered_copies)
-        self._draft_lengths = DraftLength(self.draft.max_tokens)
+        # Greedy choices read from batched rows within this margin are re-decided with a
+        # one-token step (None: the backend's BatchProfile.step_tolerance).
+        self.tie_tolerance = check_tie_tolerance(tie_tolerance)
         self._token_bytes: list[bytes] | None = None
 
     @classmethod
@@ -82,7 +92,8 @@ class EditSession:
         draft = DraftConfig(max_tokens=c.draft_tokens, max_ngram=c.draft_ngram)
         return cls(load(parsed.backend), engine=c.engine, syntax=c.syntax, sampling=sampling,
                    prompt_builder=prompt_builder, max_new_tokens=c.max_new_tokens,
-                   splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies)
+                   splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
+                   tie_tolerance=c.tie_tolerance)
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -112,7 +123,7 @@ class EditSession:
                         prompt_builder=self.prompt_builder, engine=self.engine,
                         syntax=self.syntax, max_new_tokens=self.max_new_tokens,
                         splice_forced=self.splice_forced, draft=self.draft,
-                        lengths=self._draft_lengths, ordered_copies=self.ordered_copies)
+                        ordered_copies=self.ordered_copies, tie_tolerance=self.tie_tolerance)
 
     def token_bytes(self) -> list[bytes]:
         if self._token_bytes is None:

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.backends._common import check_context, check_ids, output_rows, truncate_target
+from copygram.backends.base import TRANSFORMERS_CPU, BatchProfile
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Program
 from copygram.language.syntaxes import get_syntax
@@ -55,6 +56,7 @@ class ScriptedBackend:
     name: str = "scripted"
     reply: str | None = None
     calls: list[Call] = field(default_factory=list)
+    step_tolerance: float = 0.0  # its batched rows are exact; a subclass may make them noisy
 
     def __post_init__(self) -> None:
         if self.reply is not None and self.program:
@@ -86,6 +88,11 @@ class ScriptedBackend:
     @property
     def eos_token_ids(self) -> frozenset[int]:
         return frozenset({EOS})
+
+    @property
+    def batch_profile(self) -> BatchProfile:
+        # Its rows are exact, so no near-tie is re-decided; forwards cost as on a CPU.
+        return BatchProfile(TRANSFORMERS_CPU.costs, self.step_tolerance)
 
     @property
     def cached_ids(self) -> list[int]:

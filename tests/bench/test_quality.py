@@ -9,12 +9,8 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -45,9 +41,6 @@ from copygram.errors import ConfigError, GenerationError
 from copygram.language.oracle import oracle
 from copygram.session import EditSession
 from copygram.testing import ScriptedBackend
-
-if TYPE_CHECKING:
-    import llguidance
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
@@ -387,81 +380,15 @@ def test_fence_examples() -> None:
 # --- the rewrite baseline -----------------------------------------------------------------------
 
 
-REPLY_EOS = 256
+def reply_backend(reply: str, context_length: int = 1 << 20) -> ScriptedBackend:
+    """A fake model over bytes (plus EOS) that answers every prompt with ``reply``, byte by
+    byte, then EOS; every forward is recorded."""
+    return ScriptedBackend(reply=reply, context_length=context_length)
 
 
-class ReplyBackend:
-    """A fake model over bytes (plus EOS = 256) that answers every chat prompt with ``reply``:
-    after the cache's last ``<assistant>`` marker it predicts the next byte of ``reply``, then
-    EOS. Records every forward as ``(kind, n_tokens)``."""
-
-    name = "reply"
-    marker = b"<assistant>"
-
-    def __init__(self, reply: str, context_length: int = 1 << 20) -> None:
-        self.reply = list(reply.encode("utf-8"))
-        self.context_length = context_length
-        self._cache: list[int] = []
-        self.calls: list[tuple[str, int]] = []
-
-    vocab_size = REPLY_EOS + 1
-    eos_token_id = REPLY_EOS
-    eos_token_ids = frozenset({REPLY_EOS})
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self._cache)
-
-    @property
-    def cached_ids(self) -> list[int]:
-        return list(self._cache)
-
-    def tokenize(self, text: str, *, special: bool = False) -> list[int]:
-        return list(text.encode("utf-8"))
-
-    def detokenize(self, ids: Sequence[int]) -> str:
-        return bytes(i for i in ids if i < REPLY_EOS).decode("utf-8", errors="replace")
-
-    def token_bytes(self) -> list[bytes]:
-        return [bytes([i]) for i in range(REPLY_EOS)] + [b""]
-
-    def ll_tokenizer(self) -> llguidance.LLTokenizer:
-        raise NotImplementedError("the rewrite baseline needs no constraint")
-
-    def chat_prompt(self, messages: Sequence[dict[str, str]]) -> str:
-        return "".join(f"<{m['role']}>{m['content']}\n" for m in messages) + "<assistant>"
-
-    def _next(self, upto: int) -> npt.NDArray[np.float32]:
-        cache = bytes(t for t in self._cache[:upto] if t < REPLY_EOS)
-        after = len(cache) - cache.rfind(self.marker) - len(self.marker)
-        logits = np.zeros(self.vocab_size, dtype=np.float32)
-        logits[self.reply[after] if after < len(self.reply) else REPLY_EOS] = 5.0
-        return logits
-
-    def _append(self, kind: str, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        assert ids and all(0 <= i < self.vocab_size for i in ids)
-        assert len(self._cache) + len(ids) <= self.context_length, "context overflow"
-        self.calls.append((kind, len(ids)))
-        self._cache.extend(ids)
-        base = len(self._cache) - len(ids)
-        return np.stack([self._next(base + i + 1) for i in range(len(ids))])
-
-    def splice(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
-        last: npt.NDArray[np.float32] = self._append("splice", ids)[-1]
-        return last
-
-    def splice_all(self, ids: Sequence[int], *,
-                   rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
-        logits = self._append("splice_all", ids)
-        return logits if rows is None else logits[list(rows)]
-
-    def decode(self, token_id: int) -> npt.NDArray[np.float32]:
-        last: npt.NDArray[np.float32] = self._append("decode", [token_id])[-1]
-        return last
-
-    def truncate(self, n_tokens: int) -> None:
-        assert 0 <= n_tokens <= len(self._cache)
-        del self._cache[n_tokens:]
+def forwards(backend: ScriptedBackend) -> list[tuple[str, int]]:
+    """The backend's forwards so far, as ``(kind, n_tokens)``."""
+    return [(call.kind, len(call.ids)) for call in backend.calls]
 
 
 BEFORE = "def area(w, h):\n    return w + h\n"
@@ -470,7 +397,7 @@ AFTER = "def area(w, h):\n    return w * h\n"
 
 def test_rewrite_decode_is_plain_greedy_and_strips_the_fence() -> None:
     reply = f"```python\n{AFTER}```"
-    backend = ReplyBackend(reply)
+    backend = reply_backend(reply)
     out = rewrite_decode(backend, BEFORE, "Fix area.")
     assert out.text == AFTER and out.raw == reply and out.stop == "eos"
     assert out.decoded_tokens == len(reply.encode())
@@ -479,28 +406,28 @@ def test_rewrite_decode_is_plain_greedy_and_strips_the_fence() -> None:
     assert out.prompt_tokens == len(prompt)
     assert backend.cached_ids[:len(prompt)] == prompt
     # one prefill, then one decode step per output token (the last one's logits say EOS)
-    assert backend.calls == [("splice", len(prompt))] + [("decode", 1)] * len(reply.encode())
+    assert forwards(backend) == [("splice", len(prompt))] + [("decode", 1)] * len(reply.encode())
     assert out.budget == rewrite_budget(len(BEFORE.encode()))
 
     again = rewrite_decode(backend, BEFORE, "Fix area.")  # the cached prompt prefix is reused
     assert again.text == AFTER
-    assert backend.calls[len(reply) + 1] == ("splice", 1)
+    assert forwards(backend)[len(reply) + 1] == ("splice", 1)
 
 
 def test_rewrite_decode_budget_and_context() -> None:
-    backend = ReplyBackend("x" * 500)
+    backend = reply_backend("x" * 500)
     out = rewrite_decode(backend, BEFORE, "Fix area.", max_new_tokens=10)
     assert out.stop == "budget" and out.decoded_tokens == 10 and out.raw == "x" * 10
-    assert sum(1 for kind, _ in backend.calls if kind == "decode") == 9
-    default = rewrite_decode(ReplyBackend("x" * 500), BEFORE, "Fix area.")
+    assert sum(1 for kind, _ in forwards(backend) if kind == "decode") == 9
+    default = rewrite_decode(reply_backend("x" * 500), BEFORE, "Fix area.")
     assert default.stop == "budget" and default.decoded_tokens == rewrite_budget(len(BEFORE))
 
     prompt_len = len(backend.tokenize(RewritePromptBuilder().build(BEFORE, "Fix area.", backend)))
-    tight = ReplyBackend("x" * 500, context_length=prompt_len + 5)
+    tight = reply_backend("x" * 500, context_length=prompt_len + 5)
     out = rewrite_decode(tight, BEFORE, "Fix area.")
     assert out.stop == "context" and tight.n_tokens <= prompt_len + 5
 
-    too_small = ReplyBackend(AFTER, context_length=10)
+    too_small = reply_backend(AFTER, context_length=10)
     text, _, error = RewriteBaseline(too_small)(py_row())
     assert text is None and error is not None and error.startswith("DocumentError")
 
@@ -510,7 +437,7 @@ def test_rewrite_baseline_as_an_approach() -> None:
                   instruction="Fix the bug in gcd.", lang="python",
                   meta={"tests": QUIX_TESTS})
     quality, (_, stats, _) = evaluate_row(row, "rewrite",
-                                          RewriteBaseline(ReplyBackend(f"```\n{QUIX_FIXED}```")))
+                                          RewriteBaseline(reply_backend(f"```\n{QUIX_FIXED}```")))
     assert quality.valid and quality.passed and quality.exact
     assert quality.decoded_tokens == stats["decoded_tokens"] == len(QUIX_FIXED) + 7
     assert stats["raw"] == f"```\n{QUIX_FIXED}```" and stats["stop"] == "eos"

@@ -17,11 +17,12 @@ import importlib
 from collections.abc import Mapping
 
 from copygram.backends._common import default_threads
-from copygram.backends.base import Backend, Logits
+from copygram.backends.base import Backend, BatchProfile, Logits
 from copygram.config import BACKEND_KEYS, BACKENDS, BackendConfig, parse_backend_config
 from copygram.errors import MissingDependencyError, missing_dependency
 
-__all__ = ["BACKENDS", "BACKEND_KEYS", "Backend", "BackendConfig", "Logits", "default_threads",
+__all__ = ["BACKENDS", "BACKEND_KEYS", "Backend", "BackendConfig", "BatchProfile", "Logits",
+           "default_threads",
            "load"]
 
 

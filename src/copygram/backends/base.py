@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
@@ -13,6 +16,59 @@ if TYPE_CHECKING:
 
 Logits = npt.NDArray[np.float32]
 """Next-token logits over the vocabulary, on the host: shape ``(vocab_size,)``."""
+
+
+@dataclass(frozen=True)
+class BatchProfile:
+    """How a stack's batched forwards behave, fixed per backend and device (measured once with
+    ``copygram bench kernel`` and stored here, never learnt from a run's own timings: a decision
+    that changes batch shapes must depend only on the tokens, or greedy output varies run to run).
+
+    ``costs``: ``(n_tokens, cost)`` points, the cost of one forward that appends ``n_tokens`` in
+    units of one decode step, sizes strictly increasing from ``(1, 1.0)``; :meth:`cost` is
+    piecewise linear between them and extrapolates the last segment.
+
+    ``step_tolerance``: how far a batched forward's top-2 logit margin may differ from a one-token
+    step's at the same position. A greedy choice from a batched row whose margin is within it is
+    re-decided with a one-token step (0 disables that: the stack's rows are exact)."""
+
+    costs: tuple[tuple[int, float], ...]
+    step_tolerance: float
+
+    def __post_init__(self) -> None:
+        if not self.costs or self.costs[0] != (1, 1.0):
+            raise ValueError("BatchProfile.costs must start at (1, 1.0): a decode step")
+        sizes = [n for n, _ in self.costs]
+        values = [c for _, c in self.costs]
+        if len(self.costs) < 2 or sizes != sorted(set(sizes)):
+            raise ValueError("BatchProfile.costs needs two or more points, sizes increasing")
+        if any(not math.isfinite(c) or c <= 0 for c in values) or values != sorted(values):
+            raise ValueError("BatchProfile.costs must be finite, positive and non-decreasing")
+        if not math.isfinite(self.step_tolerance) or self.step_tolerance < 0:
+            raise ValueError("BatchProfile.step_tolerance must be finite and >= 0")
+
+    def cost(self, n_tokens: int) -> float:
+        """Modelled cost of a forward appending ``n_tokens``, in decode steps (O(points))."""
+        points = self.costs
+        for (n0, c0), (n1, c1) in itertools.pairwise(points):
+            if n_tokens <= n1:
+                return c0 + (c1 - c0) * (max(n_tokens, n0) - n0) / (n1 - n0)
+        (n0, c0), (n1, c1) = points[-2:]
+        return c1 + (c1 - c0) / (n1 - n0) * (n_tokens - n1)
+
+
+# Measured on a 2-core x86 CPU (`copygram bench kernel`, docs/results.md): a forward of N known tokens on
+# llama.cpp costs ~N/1.4 .. N/2.8 decode steps at N = 8..128 (SmolLM2 Q4_1, Qwen2.5-Coder Q4_K_M);
+# its batched rows differ from one-token steps by up to 0.6 in the top-2 margin (111 rows, two
+# models), so margins within 1.0 are re-decided.
+LLAMACPP_CPU = BatchProfile(((1, 1.0), (8, 4.5), (32, 13.0), (128, 50.0), (512, 190.0)), 1.0)
+# GPU offload: a forward is bound by weight reads until the batch is large.
+LLAMACPP_GPU = BatchProfile(((1, 1.0), (8, 1.1), (32, 1.3), (128, 2.0), (512, 6.0)), 1.0)
+# Transformers fp32 on a CPU: 8 / 32 / 128 tokens cost 4.9x / 15.5x / 30x less than as many steps;
+# rows equal one-token steps within 6e-5.
+TRANSFORMERS_CPU = BatchProfile(((1, 1.0), (8, 1.6), (32, 2.1), (128, 4.3), (512, 14.7)), 1e-3)
+# CUDA, bf16/fp16 kernels that pick a different reduction order by batch size.
+TRANSFORMERS_CUDA = BatchProfile(((1, 1.0), (8, 1.05), (32, 1.1), (128, 1.3), (512, 2.0)), 0.25)
 
 
 @runtime_checkable
@@ -42,6 +98,11 @@ class Backend(Protocol):
 
     @property
     def n_tokens(self) -> int: ...
+
+    @property
+    def batch_profile(self) -> BatchProfile:
+        """What batched forwards cost here and how close their rows are to one-token steps."""
+        ...
 
     @property
     def cached_ids(self) -> list[int]:

@@ -36,7 +36,7 @@ from copygram.backends._common import (
     truncate_target,
     with_bos,
 )
-from copygram.backends.base import Logits
+from copygram.backends.base import LLAMACPP_CPU, LLAMACPP_GPU, BatchProfile, Logits
 from copygram.config import BackendConfig, Device
 from copygram.errors import BackendError, missing_dependency
 
@@ -121,6 +121,7 @@ class LlamaCppBackend:
                 llm.close()
                 llm = open_llama(capped)
         self._llm = llm
+        self._profile = LLAMACPP_GPU if gpu and device != "cpu" else LLAMACPP_CPU
         self.model_path = path
         self.n_batch: int = llm.n_batch
         self._ctx = llm.ctx
@@ -180,6 +181,10 @@ class LlamaCppBackend:
     @property
     def n_tokens(self) -> int:
         return self._n
+
+    @property
+    def batch_profile(self) -> BatchProfile:
+        return self._profile
 
     @property
     def cached_ids(self) -> list[int]:

@@ -37,7 +37,7 @@ from copygram.backends._common import (
     truncate_target,
     with_bos,
 )
-from copygram.backends.base import Logits
+from copygram.backends.base import TRANSFORMERS_CPU, TRANSFORMERS_CUDA, BatchProfile, Logits
 from copygram.config import DEVICES, DTYPES, BackendConfig, check_choice
 from copygram.errors import BackendError, missing_dependency
 
@@ -242,6 +242,10 @@ class TransformersBackend:
     @property
     def n_tokens(self) -> int:
         return self._n
+
+    @property
+    def batch_profile(self) -> BatchProfile:
+        return TRANSFORMERS_CPU if self.device == "cpu" else TRANSFORMERS_CUDA
 
     @property
     def cached_ids(self) -> list[int]:

@@ -8,6 +8,12 @@ splice), so a copy of N tokens costs one forward instead of N. A draft source ma
 program tokens; :func:`verify_draft` checks them in the forward that appends the feed and keeps the
 longest prefix the policy would have chosen anyway, so the output is that of step-by-step decoding.
 
+Batched rows are not bit-equal to one-token steps on every stack (llama.cpp's differ by up to
+~0.6 in the top-2 margin), so a greedy choice read from a row of a multi-token forward whose
+top-2 margin is within the backend's ``step_tolerance`` is re-decided from a one-token step at
+that position (:meth:`Meter.choose_batched`; counted in ``RunStats.tie_steps``). Nothing that
+shapes a batch reads a clock, so the same input gives the same output on every run.
+
 :class:`Meter` is the forward meter (choosing, consuming, forwarding, with timings); :func:`run`
 is the loop over one prompt; :func:`stream_edit` builds everything an edit needs (the document
 split and tokenized once, the prompt, the drafter) and runs it.
@@ -24,11 +30,12 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.decode.document import EditDocument
-from copygram.decode.drafting import Draft, DraftConfig, Drafter, DraftLength
+from copygram.decode.drafting import Draft, DraftConfig, Drafter
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
 from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import PromptBuilder
+from copygram.decode.sampling import top2_margin
 from copygram.decode.stats import RunStats
 from copygram.errors import DocumentError, GenerationError
 from copygram.language.resolve import resolve
@@ -54,8 +61,6 @@ class DraftSource(Protocol):
 
     def feedback(self, draft: Draft, accepted: int) -> None: ...
 
-    def observe_forward(self, n_tokens: int, seconds: float) -> None: ...
-
 
 @dataclass(frozen=True)
 class EditPlan:
@@ -69,8 +74,8 @@ class EditPlan:
     max_new_tokens: int = 4096
     splice_forced: bool = True
     draft: DraftConfig = field(default_factory=DraftConfig)
-    lengths: DraftLength | None = None  # shared across a session's edits (the backend's costs)
     ordered_copies: bool = True  # the order guard: each copy starts after the previous one
+    tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
 
 class Meter:
@@ -81,9 +86,13 @@ class Meter:
 
     def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
                  policy: Policy, token_bytes: Sequence[bytes],
-                 drafter: DraftSource | None = None) -> None:
+                 tie_tolerance: float | None = None) -> None:
         self.backend, self.constraint, self.lines, self.policy = backend, constraint, lines, policy
-        self.drafter = drafter
+        tolerance = (backend.batch_profile.step_tolerance if tie_tolerance is None
+                     else tie_tolerance)
+        # Only a greedy choice is re-decided: a teacher ignores logits, a sampler draws anyway.
+        self.tie_tolerance = tolerance if policy.greedy else 0.0
+        self.last_batched = False  # whether the last forward appended more than one token
         self.stats = RunStats()
         self.written = 0  # bytes of program text consumed
         self._token_bytes = token_bytes
@@ -94,6 +103,28 @@ class Meter:
         allowed = self.constraint.allowed()
         self.stats.constraint_s += time.perf_counter() - tick
         return self.policy.choose(logits, allowed)
+
+    def choose_batched(self, logits: Logits,
+                       restep: Callable[[], Logits]) -> tuple[int, Logits]:
+        """Choose from a row of a multi-token forward. Where the row's top-2 margin over the
+        allowed tokens is within the tie tolerance, ``restep()`` (a one-token step at the same
+        position, which leaves the cache ending there) decides instead. Returns the choice and
+        the logits it came from. Costs one top-2 scan of the vocabulary per call."""
+        tick = time.perf_counter()
+        allowed = self.constraint.allowed()
+        self.stats.constraint_s += time.perf_counter() - tick
+        token = self.policy.choose(logits, allowed)
+        if self.tie_tolerance > 0 and top2_margin(logits, allowed) <= self.tie_tolerance:
+            self.stats.tie_steps += 1
+            logits = restep()
+            token = self.policy.choose(logits, allowed)
+        return token, logits
+
+    def restep_last(self) -> Logits:
+        """Drop the cache's last token and append it again in a one-token step."""
+        last = self.backend.cached_ids[-1]
+        self.backend.truncate(self.backend.n_tokens - 1)
+        return self.forward([last])
 
     def consume(self, token: int) -> LineRange | None:
         tick = time.perf_counter()
@@ -140,8 +171,7 @@ class Meter:
 
     def _record(self, n_tokens: int, since: float) -> None:
         elapsed = time.perf_counter() - since
-        if self.drafter is not None:
-            self.drafter.observe_forward(n_tokens, elapsed)
+        self.last_batched = n_tokens > 1
         if n_tokens == 1:
             self.stats.decode_s += elapsed
         else:
@@ -197,7 +227,19 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
     verified = meter.forward_rows(ids, rows)
     accepted, pending, closed = 0, None, None
     for t, drafted in enumerate(draft.tokens):
-        choice = meter.choose(verified[t])
+        row = len(feed) - 1 + t
+
+        def restep(row: int = row) -> Logits:
+            backend.truncate(base + row)
+            return meter.forward([ids[row]])
+
+        batched = verified[t]
+        choice, logits = meter.choose_batched(batched, restep)
+        if logits is not batched:
+            # Re-decided in a one-token step: the cache now ends at ids[row], and the choice is
+            # the next token to consume, drafted or not.
+            source.feedback(draft, accepted)
+            return Verdict(accepted, ids[len(feed):row + 1], logits, choice)
         if choice != drafted:
             pending = choice
             break
@@ -229,16 +271,17 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
     return Verdict(accepted, ids[len(feed):], verified[-1], None)
 
 
-def prefill(backend: Backend, prompt_ids: list[int]) -> Logits:
+def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
     """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
-    message and worked example are the same for every edit)."""
+    message and worked example are the same for every edit). Returns the logits after it and
+    how many tokens the splice appended."""
     cached = backend.cached_ids
     common = 0
     limit = min(len(cached), len(prompt_ids) - 1)  # splice at least one token for logits
     while common < limit and cached[common] == prompt_ids[common]:
         common += 1
     backend.truncate(common)
-    return backend.splice(prompt_ids[common:])
+    return backend.splice(prompt_ids[common:]), len(prompt_ids) - common
 
 
 def prompt_ids(plan: EditPlan, document: str, instruction: str) -> list[int]:
@@ -281,7 +324,7 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
         if not plan.draft.max_tokens:
             return None
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
-                       plan.syntax, plan.lengths, instruction,
+                       plan.syntax, plan.backend.batch_profile, instruction,
                        document_tokens=doc.escaped_tokens if plan.draft.gen else None,
                        reader=reader)
 
@@ -299,13 +342,15 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
                                     syntax=plan.syntax, ordered=plan.ordered_copies)
     reader = OpReader(get_syntax(plan.syntax))
     drafter = make_drafter(document, reader) if make_drafter is not None else None
-    meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes, drafter)
+    meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,
+                  plan.tie_tolerance)
     stats = meter.stats
     stats.constraint_s += time.perf_counter() - started
     stats.prompt_tokens = len(prompt)
 
     tick = time.perf_counter()
-    logits = prefill(backend, prompt)
+    logits, spliced = prefill(backend, prompt)
+    meter.last_batched = spliced > 1
     stats.prefill_s = time.perf_counter() - tick
 
     gen_started = time.perf_counter()
@@ -313,7 +358,9 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     context: list[int] = []  # every token after the prompt: program tokens and copies
     pending: int | None = None  # a token already chosen from a verification forward
     while True:
-        if pending is None:
+        if pending is None and meter.last_batched:
+            token, logits = meter.choose_batched(logits, meter.restep_last)
+        elif pending is None:
             token = meter.choose(logits)
         else:
             token, pending = pending, None

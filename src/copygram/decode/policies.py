@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 
 class Policy(Protocol):
+    greedy: bool
+    """Whether choices are the argmax of the logits (so a near-tie may be re-decided)."""
+
     def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int: ...
 
     def advance(self, token_id: int) -> None:
@@ -35,6 +38,7 @@ class SamplingPolicy:
 
     def __init__(self, sampling: Sampling) -> None:
         self._sampler = Sampler(sampling)
+        self.greedy = sampling.greedy
 
     def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
         return self._sampler.choose(logits, allowed)
@@ -52,6 +56,8 @@ class TeacherPolicy:
     (``</gen><copy`` holds the token ``><``). When the grammar forces tokens that split the text
     differently, the rest of the stretch is tokenized again from where they ended.
     """
+
+    greedy = False  # it ignores the logits
 
     def __init__(self, program: Program, syntax: str, backend: Backend, eos_ids: frozenset[int],
                  token_bytes: Sequence[bytes]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,15 +20,33 @@ class Sampling:
     seed: int | None = 0
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ConfigError(f"temperature must be >= 0 (0 = greedy), got {self.temperature}")
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            raise ConfigError(
+                f"temperature must be a finite number >= 0 (0 = greedy), got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
+                                      or self.seed < 0):
+            raise ConfigError(f"seed must be an integer >= 0 (or None), got {self.seed!r}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
 
 
 def masked_argmax(logits: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_]) -> int:
     """The highest-scoring allowed token; ties go to the lowest id, as ``np.argmax`` does."""
     return int(np.argmax(np.where(allowed, logits, -np.inf)))
+
+
+def top2_margin(logits: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_]) -> float:
+    """How far the best allowed token's logit is above the second's (inf with fewer than two
+    allowed tokens: nothing to flip). One O(vocab) pass."""
+    scores = np.where(allowed, logits, -np.inf)
+    if int(np.count_nonzero(allowed)) < 2:
+        return math.inf
+    top2 = np.partition(scores, -2)[-2:]
+    return float(top2[1] - top2[0])
 
 
 class Sampler:

@@ -17,6 +17,9 @@ class RunStats:
     spliced_tokens: int = 0  # copied-content tokens appended by splices
     drafted_tokens: int = 0  # speculative draft tokens accepted
     forwards: int = 0
+    # Greedy choices from a batched row within the backend's step tolerance, re-decided with a
+    # one-token step (each costs one extra forward, counted in ``forwards``).
+    tie_steps: int = 0
     # Forwards spent on op markup and line numbers, not on gen text: not counted by the decode
     # loop, filled from its events by copygram.decode.events.count_markup_forwards (replay does).
     markup_forwards: int = 0

@@ -16,13 +16,15 @@ Two sources, both free of model calls:
 
 How long each draft is comes from :class:`~copygram.decode.drafting.length.DraftLength`. A draft
 is only a guess: the loop accepts the longest prefix that equals what the model (masked by the
-constraint) would have chosen anyway, so the output is exactly that of step-by-step decoding.
+constraint) would have chosen anyway, so the output is that of step-by-step decoding (the loop
+re-decides near-ties with a one-token step: :mod:`copygram.decode.loop`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from copygram.decode.drafting.length import DraftLength
 from copygram.decode.drafting.ngram import DocumentIndex, NgramIndex
@@ -32,6 +34,9 @@ from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, escape_gen_text
 from copygram.language.syntaxes import get_syntax
 from copygram.language.types import LineRange
+
+if TYPE_CHECKING:
+    from copygram.backends.base import BatchProfile
 
 
 @dataclass(frozen=True)
@@ -69,10 +74,12 @@ class Drafter:
 
     def __init__(self, document_lines: Sequence[str], tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig, syntax: str = "lines",
-                 lengths: DraftLength | None = None, instruction: str = "", *,
+                 profile: BatchProfile | None = None, instruction: str = "", *,
                  document_tokens: Sequence[int] | None = None,
                  reader: OpReader | None = None) -> None:
-        """``document_tokens``: the escaped document tokenized as one text, if the caller has
+        """``profile``: the backend's forward costs, which size drafts when ``config.adaptive``
+        (without one, drafts are sized as without ``adaptive``); ``document_tokens``: the
+        escaped document tokenized as one text, if the caller has
         it (:attr:`~copygram.decode.document.EditDocument.escaped_tokens`); ``reader``: the
         edit's :class:`OpReader`, shared with the decode loop (one of its own otherwise)."""
         self.config = config
@@ -96,8 +103,9 @@ class Drafter:
         self._written = NgramIndex(config.max_ngram)
         self._text_cache: dict[str, list[int]] = {}
         self._k: dict[str, int] = {}  # draft length per source, without ``adaptive``
-        # Shared across the edits of a session: the backend's costs do not change between them.
-        self.lengths = (lengths or DraftLength(config.max_tokens)) if config.adaptive else None
+        # Per edit: acceptance rates learnt here depend only on this edit's tokens.
+        self.lengths = (DraftLength(config.max_tokens, profile)
+                        if config.adaptive and profile is not None else None)
         # The complete ops so far, read incrementally: the cursor (last line copied), lines
         # generated since that copy, and whether the last op was a copy.
         self._reader = reader if reader is not None else OpReader(self._syntax)
@@ -227,10 +235,6 @@ class Drafter:
         k = self._limit(draft.source)
         k = k + 2 if accepted == len(draft.tokens) else k - 1
         self._k[draft.source] = max(1, min(self.config.max_tokens, k))
-
-    def observe_forward(self, n_tokens: int, seconds: float) -> None:
-        if self.lengths is not None:
-            self.lengths.observe_forward(n_tokens, seconds)
 
     # How far ahead a rewritten line may skip old text and still be followed, and how much new
     # text may pass without a match before the alignment is given up for n-gram lookup.

@@ -1,0 +1,99 @@
+"""``copygram bench quality``: the model's own greedy edits, judged by the rows' tests.
+
+Unlike ``bench e2e`` (teacher-forced: a perfect model), every approach here produces whatever the
+model writes. Per row, on one loaded model, the approaches run interleaved (their order rotated
+row by row):
+
+* ``program``: copygram's program mode, ``EditSession.edit(before, instruction)``. A
+  :class:`~copygram.errors.CopygramError` makes the row *invalid* (its message recorded); any
+  other exception is a *crash* (recorded apart: a bug, never a way for one row to end the run).
+* ``rewrite``: the baseline, the same model asked to rewrite the whole file: the rewrite prompt
+  (:class:`~copygram.decode.prompt.RewritePromptBuilder`), a plain greedy decode one token per forward
+  with no grammar and no drafting, a token budget from the document's size
+  (:func:`rewrite_budget`), and the file taken from the output by :func:`extract_document`.
+
+Beside them, ``copy_unchanged`` is the floor every edit should beat: the file returned as it
+came (its tests run too; its ``wall_s`` is 0).
+
+Metrics per row (:class:`RowQuality`): ``valid`` (the approach returned a document), ``passed``
+(the row's tests pass on it, run by :func:`copygram.bench.testrun.run_tests` in a subprocess;
+``None`` on a set without tests), ``exact`` (equal to ``after``), ``unchanged`` (equal to
+``before``), ``similarity`` (:func:`line_similarity` to ``after``), ``wall_s`` (the approach's
+call, prompt prefill included; tests excluded), ``decoded_tokens`` (tokens the model chose one
+forward at a time). ``exact`` and ``unchanged`` ignore trailing newlines at the end of the file:
+a chat model ends its turn without the file's last newline.
+
+Pooled per dataset and approach, the ``--json`` layout is::
+
+    {dataset: {approach: {"pass": n, "exact": n, "valid": n, "rows": n, "sim": x, "wall_s": x,
+                          "unchanged": n, "crashed": n, "decoded_tokens": n, "sim_valid": x}}}
+
+``sim`` is the mean similarity over all rows with an invalid row counting 0, ``sim_valid`` the
+mean over valid rows only, ``wall_s`` the sum over rows; ``pass`` is ``null`` for a set without
+tests.
+
+Cost: with the default model, ``--limit 3`` on one set takes well under a minute on 2 CPU cores;
+a capable model (1.5B) takes ~6 s a row and approach.
+
+The modules: :mod:`~copygram.bench.quality.scoring` (the metrics of one row),
+:mod:`~copygram.bench.quality.approaches` (program mode and the rewrite baseline),
+:mod:`~copygram.bench.quality.report` (pooling, the table, the plot) and
+:mod:`~copygram.bench.quality.command` (the command); this module re-exports their API.
+"""
+
+from __future__ import annotations
+
+from copygram.bench.data import DATA_ENV
+from copygram.bench.quality.approaches import (
+    RewriteBaseline,
+    RewriteOutput,
+    extract_document,
+    program_approach,
+    rewrite_budget,
+    rewrite_decode,
+)
+from copygram.bench.quality.command import add_arguments, data_path, parse_approaches, run, run_rows
+from copygram.bench.quality.report import Pooled, markdown_table, pool, write_plot
+from copygram.bench.quality.scoring import (
+    APPROACHES,
+    QUALITY_DATASETS,
+    UNCHANGED,
+    Approach,
+    ApproachResult,
+    RowQuality,
+    evaluate_row,
+    exact_match,
+    floor_row,
+    line_similarity,
+    score,
+)
+
+__all__ = [
+    "APPROACHES",
+    "DATA_ENV",
+    "QUALITY_DATASETS",
+    "UNCHANGED",
+    "Approach",
+    "ApproachResult",
+    "Pooled",
+    "RewriteBaseline",
+    "RewriteOutput",
+    "RowQuality",
+    "add_arguments",
+    "data_path",
+    "evaluate_row",
+    "exact_match",
+    "extract_document",
+    "floor_row",
+    "line_similarity",
+    "markdown_table",
+    "parse_approaches",
+    "pool",
+    "program_approach",
+    "rewrite_budget",
+    "rewrite_decode",
+    "run",
+    "run_rows",
+    "score",
+    "write_plot",
+]

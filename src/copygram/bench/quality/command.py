@@ -1,0 +1,170 @@
+"""The ``copygram bench quality`` command: its options, the run over every row and approach
+(:func:`run_rows`), and the output (table on stdout, ``--json``, ``--rows``, ``--plot``)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from copygram.bench.data import DATA_ENV, EditRow, data_dir
+from copygram.bench.quality.approaches import RewriteBaseline, program_approach
+from copygram.bench.quality.report import markdown_table, pool, write_plot
+from copygram.bench.quality.scoring import (
+    APPROACHES,
+    PROGRAM,
+    QUALITY_DATASETS,
+    UNCHANGED,
+    Approach,
+    RowQuality,
+    evaluate_row,
+    floor_row,
+)
+from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests
+from copygram.errors import ConfigError
+
+__all__ = ["add_arguments", "data_path", "parse_approaches", "run", "run_rows"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="default",
+                        help="a catalog model name or a .gguf path (default: the default model)")
+    parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
+    parser.add_argument("--n-ctx", type=int, default=4096, help="context length (default 4096)")
+    parser.add_argument("--n-threads", type=int, default=None,
+                        help="CPU threads (default: the backend's)")
+    parser.add_argument("--data", default=None,
+                        help=f"folder of *.dev.jsonl edit sets (default: ${DATA_ENV})")
+    parser.add_argument("--datasets", default=None,
+                        help="comma-separated dataset names, or 'all' "
+                             f"(default: {','.join(QUALITY_DATASETS)})")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="first N rows of each dataset (default: all)")
+    parser.add_argument("--approaches", default=",".join(APPROACHES),
+                        help=f"comma-separated, from {', '.join(APPROACHES)} (default: both)")
+    parser.add_argument("--test-timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds a row's tests may run (default {DEFAULT_TIMEOUT_S:g})")
+    parser.add_argument("--json", default=None, help="write the pooled results here")
+    parser.add_argument("--rows", default=None,
+                        help="write one JSON line per row and approach here (with the output)")
+    parser.add_argument("--plot", default=None, help="write quality_pass_rate.png into this folder")
+
+
+def data_path(value: str | None) -> Path:
+    """The data folder: ``--data``, else ``$COPYGRAM_DATA``; a :class:`ConfigError` naming both
+    when neither is given (or the folder does not exist)."""
+    return data_dir(value or None)
+
+
+def parse_approaches(spec: str) -> list[str]:
+    names = [name.strip() for name in spec.split(",") if name.strip()]
+    unknown = [name for name in names if name not in APPROACHES]
+    if not names or unknown:
+        raise ConfigError(f"--approaches takes a comma-separated list from "
+                          f"{', '.join(APPROACHES)}; got {spec!r}")
+    return list(dict.fromkeys(names))
+
+
+def _progress(elapsed: float, row: EditRow, results: Sequence[RowQuality]) -> None:
+    parts = []
+    for quality in results:
+        if quality.crashed:
+            state = "CRASH"
+        elif not quality.valid:
+            state = "invalid"
+        elif quality.passed is None:
+            state = "exact" if quality.exact else f"sim={quality.similarity:.2f}"
+        else:
+            state = quality.test_status or ("pass" if quality.passed else "fail")
+        wall = f" {quality.wall_s:.1f}s" if quality.approach != UNCHANGED else ""
+        parts.append(f"{quality.approach}={state}{wall}")
+    print(f"[{elapsed:6.0f}s] {row.dataset} {row.id}: " + " ".join(parts), file=sys.stderr,
+          flush=True)
+    for quality in results:
+        if quality.error:
+            print(f"          {quality.approach}: {quality.error[:300]}", file=sys.stderr,
+                  flush=True)
+
+
+def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
+             timeout_s: float = DEFAULT_TIMEOUT_S, sink: TextIO | None = None,
+             progress: bool = True) -> list[RowQuality]:
+    """Every approach on every row, interleaved row by row (the order rotated by one each row,
+    so that no approach always runs on a cache the other left), then the copy-unchanged floor.
+
+    ``sink`` gets one JSON line per row and approach (the metrics, the document and the
+    approach's scalar stats); ``progress`` prints a line per row on stderr.
+    """
+    results: list[RowQuality] = []
+    started = time.perf_counter()
+    names = list(runners)
+    for index, row in enumerate(rows):
+        shift = index % len(names) if names else 0
+        by_name: dict[str, RowQuality] = {}
+        for name in names[shift:] + names[:shift]:
+            quality, (text, stats, _) = evaluate_row(row, name, runners[name],
+                                                     timeout_s=timeout_s)
+            by_name[name] = quality
+            if sink is not None:
+                scalars = {k: v for k, v in stats.items()
+                           if isinstance(v, (str, int, float, bool))}
+                sink.write(json.dumps({**quality.as_json(), "text": text, "stats": scalars})
+                           + "\n")
+        floor = floor_row(row, timeout_s=timeout_s)
+        if sink is not None:
+            sink.write(json.dumps(floor.as_json()) + "\n")
+            sink.flush()
+        in_order = [by_name[name] for name in names] + [floor]
+        results += in_order
+        if progress:
+            _progress(time.perf_counter() - started, row, in_order)
+    return results
+
+
+def run(args: argparse.Namespace) -> int:
+    from copygram.bench.data import load_rows, parse_datasets
+
+    path = data_path(args.data)
+    names = parse_datasets(args.datasets or ",".join(QUALITY_DATASETS), path)
+    approaches = parse_approaches(args.approaches)
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    if args.test_timeout <= 0:
+        raise ConfigError(f"--test-timeout must be > 0, got {args.test_timeout}")
+    for name in names:
+        if not has_tests(name):
+            print(f"{name} carries no tests: pass is reported as '-'", file=sys.stderr)
+        elif name.endswith("_js") and shutil.which("node") is None:
+            raise ConfigError(f"{name} needs node to run its tests, and node is not on PATH; "
+                              "install Node.js or leave the JS sets out of --datasets")
+    rows = load_rows(names, path, limit=args.limit)
+    from copygram.session import EditSession
+
+    config: dict[str, object] = {"backend": args.backend, "model": args.model,
+                                 "n_ctx": args.n_ctx}
+    if args.n_threads:
+        config["n_threads"] = args.n_threads
+    session = EditSession.from_config(config)
+    runners: dict[str, Approach] = {}
+    for name in approaches:
+        runners[name] = (program_approach(session) if name == PROGRAM
+                         else RewriteBaseline(session.backend))
+    with contextlib.ExitStack() as stack:
+        sink = stack.enter_context(Path(args.rows).open("w", encoding="utf-8")) if args.rows \
+            else None
+        results = run_rows([row for dataset_rows in rows.values() for row in dataset_rows],
+                           runners, timeout_s=args.test_timeout, sink=sink)
+    pooled = pool(results)
+    print(markdown_table(pooled), end="")
+    if args.json:
+        Path(args.json).write_text(json.dumps(pooled, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.plot:
+        print(f"wrote {write_plot(args.plot, pooled)}", file=sys.stderr)
+    return 0

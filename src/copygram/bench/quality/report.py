@@ -1,0 +1,104 @@
+"""Pooling ``bench quality``'s rows per dataset and approach (the ``--json`` layout), the
+markdown table, and the pass-rate plot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from copygram.bench.quality.scoring import RowQuality
+
+__all__ = ["Pooled", "markdown_table", "pool", "write_plot"]
+
+
+Pooled = dict[str, dict[str, dict[str, float | int | None]]]
+
+
+def pool(rows: Sequence[RowQuality]) -> Pooled:
+    """``{dataset: {approach: {...}}}`` (module doc), in order of first appearance."""
+    groups: dict[str, dict[str, list[RowQuality]]] = {}
+    for quality in rows:
+        groups.setdefault(quality.dataset, {}).setdefault(quality.approach, []).append(quality)
+    pooled: Pooled = {}
+    for dataset, approaches in groups.items():
+        pooled[dataset] = {}
+        for name, group in approaches.items():
+            valid = [q for q in group if q.valid]
+            tested = [q for q in group if q.passed is not None]
+            pooled[dataset][name] = {
+                "pass": sum(bool(q.passed) for q in tested) if tested else None,
+                "exact": sum(q.exact for q in group),
+                "valid": len(valid),
+                "rows": len(group),
+                "sim": sum(q.similarity for q in group) / len(group),
+                "wall_s": sum(q.wall_s for q in group),
+                "unchanged": sum(q.unchanged for q in group),
+                "crashed": sum(q.crashed for q in group),
+                "decoded_tokens": sum(q.decoded_tokens for q in group),
+                "sim_valid": (sum(q.similarity for q in valid) / len(valid)) if valid else None,
+            }
+    return pooled
+
+
+def _count(entry: Mapping[str, float | int | None], key: str) -> str:
+    value, rows = entry.get(key), entry.get("rows")
+    if value is None or not rows:
+        return "-"
+    return f"{int(value)}/{int(rows)}"
+
+
+def markdown_table(pooled: Pooled) -> str:
+    """One line per dataset and approach: pass, exact, valid, unchanged, crashes (as n/rows),
+    mean similarity and the summed wall time."""
+    lines = ["| dataset | approach | pass | exact | valid | unchanged | crashed | sim | wall s |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for dataset, approaches in pooled.items():
+        for name, entry in approaches.items():
+            sim = entry.get("sim")
+            wall = entry.get("wall_s")
+            lines.append(
+                f"| {dataset} | {name} | {_count(entry, 'pass')} | {_count(entry, 'exact')} "
+                f"| {_count(entry, 'valid')} | {_count(entry, 'unchanged')} "
+                f"| {_count(entry, 'crashed')} "
+                f"| {'-' if sim is None else f'{sim:.3f}'} "
+                f"| {'-' if wall is None else f'{wall:.1f}'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(directory: str | Path, pooled: Pooled) -> Path:
+    """``quality_pass_rate.png`` in ``directory``: the pass rate of every approach (bars) on
+    every dataset (groups). matplotlib (the ``bench`` extra) is imported here, Agg backend."""
+    try:
+        import matplotlib
+    except ImportError as exc:
+        from copygram.errors import missing_dependency
+
+        raise missing_dependency("matplotlib", "bench") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    datasets = list(pooled)
+    names: list[str] = []
+    for approaches in pooled.values():
+        names += [name for name in approaches if name not in names]
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.8 * len(datasets)), 4))
+    width = 0.8 / max(1, len(names))
+    for index, name in enumerate(names):
+        rates = []
+        for dataset in datasets:
+            entry = pooled[dataset].get(name, {})
+            passed, rows = entry.get("pass"), entry.get("rows")
+            rates.append(float(passed) / float(rows) if passed is not None and rows else 0.0)
+        ax.bar([d + index * width for d in range(len(datasets))], rates, width, label=name)
+    ax.set_xticks([d + width * (len(names) - 1) / 2 for d in range(len(datasets))])
+    ax.set_xticklabels(datasets, rotation=20, ha="right", fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("tests pass (share of rows)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "quality_pass_rate.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,146 @@
+"""The metrics of ``bench quality``: one approach's output on one row scored against the row's
+``after`` and tests (:class:`RowQuality`), an approach run and scored (:func:`evaluate_row`), and
+the copy-unchanged floor (:func:`floor_row`). :mod:`copygram.bench.quality` describes each metric.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from copygram.bench.data import EditRow
+from copygram.bench.testrun import DEFAULT_TIMEOUT_S, TestOutcome, has_tests, run_tests
+
+__all__ = ["APPROACHES", "PROGRAM", "QUALITY_DATASETS", "REWRITE", "UNCHANGED", "Approach",
+           "ApproachResult", "RowQuality", "evaluate_row", "exact_match", "floor_row",
+           "line_similarity", "score"]
+
+PROGRAM = "program"
+REWRITE = "rewrite"
+UNCHANGED = "copy_unchanged"
+APPROACHES = (PROGRAM, REWRITE)
+QUALITY_DATASETS: tuple[str, ...] = (
+    "humanevalfix_docs_python",
+    "humanevalfix_docs_js",
+    "quixbugs_python",
+)
+"""The default sets: bug fixes whose rows carry tests (HumanEvalFix Python and JS, QuixBugs)."""
+
+ApproachResult = tuple[str | None, Mapping[str, object], str | None]
+"""``(document or None, stats, error or None)``: what an approach returns for one row."""
+
+Approach = Callable[[EditRow], ApproachResult]
+
+
+def _canonical(text: str) -> str:
+    return text.rstrip("\r\n")
+
+
+def line_similarity(candidate: str, reference: str) -> float:
+    """``difflib.SequenceMatcher`` ratio over lines: ``2 * M / T`` with ``M`` the lines in
+    matching blocks and ``T`` the line count of both texts; 1.0 for identical texts (two empty
+    texts included), 0.0 for texts with no line in common.
+
+    Lines are compared without their endings (``str.splitlines()``) and trailing newlines at the
+    end of the file are ignored (as :func:`exact_match` does), so CRLF vs LF and a missing or
+    extra final newline cost nothing; any other change to a line makes it a different line. The
+    ``autojunk`` heuristic is off: it would treat frequent lines (blank ones) of a file over 200
+    lines as junk and understate the matches.
+    """
+    a, b = _canonical(candidate).splitlines(), _canonical(reference).splitlines()
+    if not a and not b:
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def exact_match(candidate: str, reference: str) -> bool:
+    """Equal, up to trailing newlines at the end of the file."""
+    return _canonical(candidate) == _canonical(reference)
+
+
+@dataclass(frozen=True)
+class RowQuality:
+    """One approach on one row (see the module doc for each metric)."""
+
+    dataset: str
+    row_id: str
+    approach: str
+    valid: bool
+    passed: bool | None
+    exact: bool
+    unchanged: bool
+    similarity: float
+    wall_s: float
+    decoded_tokens: int
+    error: str | None = None
+    crashed: bool = False
+    test_status: str | None = None  # TestOutcome.status, None when no test ran
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _decoded(stats: Mapping[str, object]) -> int:
+    value = stats.get("decoded_tokens", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _crash_text(exc: BaseException) -> str:
+    where = traceback.extract_tb(exc.__traceback__)
+    place = f" at {Path(where[-1].filename).name}:{where[-1].lineno}" if where else ""
+    message = str(exc).strip() or "(no message)"
+    return f"{type(exc).__name__}{place}: {message}"
+
+
+def score(row: EditRow, approach: str, text: str | None, *, wall_s: float = 0.0,
+          decoded_tokens: int = 0, error: str | None = None, crashed: bool = False,
+          timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[RowQuality, TestOutcome | None]:
+    """The metrics of ``text`` (``None``: no document came back) as ``approach``'s output."""
+    if text is None:
+        return RowQuality(row.dataset, row.id, approach, valid=False,
+                          passed=False if has_tests(row) else None, exact=False,
+                          unchanged=False, similarity=0.0, wall_s=wall_s,
+                          decoded_tokens=decoded_tokens,
+                          error=error or "no document returned", crashed=crashed), None
+    outcome = run_tests(row, text, timeout_s=timeout_s) if has_tests(row) else None
+    return RowQuality(
+        row.dataset, row.id, approach, valid=True,
+        passed=outcome.passed if outcome is not None else None,
+        exact=exact_match(text, row.after), unchanged=exact_match(text, row.before),
+        similarity=line_similarity(text, row.after), wall_s=wall_s,
+        decoded_tokens=decoded_tokens, error=error, crashed=crashed,
+        test_status=outcome.status if outcome is not None else None,
+    ), outcome
+
+
+def evaluate_row(row: EditRow, name: str, approach: Approach, *,
+                 timeout_s: float = DEFAULT_TIMEOUT_S
+                 ) -> tuple[RowQuality, ApproachResult]:
+    """Run ``approach`` on ``row`` (timed) and score what it returned.
+
+    An exception out of the approach never propagates (``KeyboardInterrupt`` aside): the row is
+    recorded invalid with ``crashed=True`` and the exception's type, place and message.
+    Returns the row's metrics and the approach's raw return value.
+    """
+    start = time.perf_counter()
+    crashed = False
+    try:
+        result: ApproachResult = approach(row)
+    except Exception as exc:  # noqa: BLE001 - a crash is recorded, never fatal to the run
+        result = (None, {}, _crash_text(exc))
+        crashed = True
+    wall = time.perf_counter() - start
+    text, stats, error = result
+    quality, _ = score(row, name, text, wall_s=wall, decoded_tokens=_decoded(stats),
+                       error=error, crashed=crashed, timeout_s=timeout_s)
+    return quality, result
+
+
+def floor_row(row: EditRow, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> RowQuality:
+    """The copy-unchanged floor: ``before`` scored as if an approach had returned it."""
+    quality, _ = score(row, UNCHANGED, row.before, timeout_s=timeout_s)
+    return quality

@@ -1,0 +1,39 @@
+"""The reference for exactness tests: a plain step-by-step greedy decode of an edit program
+through the Backend protocol, one ``decode`` per token (copied lines included), nothing batched
+but the prompt, whose last token is also decoded alone."""
+
+from __future__ import annotations
+
+from copygram.backends.base import Backend
+from copygram.constraints import compile_constraint
+from copygram.decode.loop import EditPlan, prompt_ids
+from copygram.decode.prompt import DefaultPromptBuilder
+from copygram.decode.sampling import masked_argmax
+from copygram.errors import GenerationError
+from copygram.language.lines import split_lines
+
+
+def stepwise_program(backend: Backend, document: str, instruction: str, *,
+                     max_new_tokens: int, ordered: bool = True) -> str:
+    """The program text greedy decoding writes; a :class:`GenerationError` with the partial
+    program after ``max_new_tokens`` program tokens."""
+    plan = EditPlan(backend=backend, token_bytes=backend.token_bytes(),
+                    prompt_builder=DefaultPromptBuilder())
+    prompt = prompt_ids(plan, document, instruction)
+    lines = split_lines(document)
+    constraint = compile_constraint(lines, backend, ordered=ordered)
+    backend.truncate(0)
+    backend.splice(prompt[:-1])
+    logits = backend.decode(prompt[-1])
+    for _ in range(max_new_tokens):
+        token = masked_argmax(logits, constraint.allowed())
+        if token in backend.eos_token_ids or (token == constraint.eos_token_id
+                                              and constraint.done):
+            return constraint.program_text
+        closed = constraint.consume(token)
+        logits = backend.decode(token)
+        if closed is not None:
+            for copied in backend.tokenize("".join(lines[closed.start - 1 : closed.end])):
+                logits = backend.decode(copied)
+    raise GenerationError(f"no complete program after {max_new_tokens} tokens",
+                          partial_program=constraint.program_text)

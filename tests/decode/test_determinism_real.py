@@ -1,0 +1,101 @@
+"""Same input, same edit, on real models: greedy output does not depend on batch shapes.
+
+For each backend and model on this machine (never downloaded by a test): a plain step-by-step
+greedy decode through the Backend protocol (:mod:`tests.decode.stepwise`), the session without
+drafts, the session with its default drafts, the same session again (its prompt prefix now
+cached, so the prefill's batch differs) and a fresh session must all write the same program, or
+fail with the same partial program. With ``COPYGRAM_DATA`` set, two dev rows join the documents.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from copygram.backends.base import Backend
+from copygram.catalog import get_entry, model_status
+from copygram.decode.drafting import DraftConfig
+from copygram.errors import BackendError, GenerationError
+from copygram.session import EditSession
+from tests.decode.stepwise import stepwise_program
+
+MAX_NEW_TOKENS = 160
+
+DOCS = [
+    ("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
+     "Fix the bug in add."),
+    ('def is_even(n):\n    """True when n is even."""\n    return n % 2 == 1\n\n\nprint(is_even(4))\n',
+     "Fix is_even."),
+]
+
+
+def _dev_docs() -> list[tuple[str, str]]:
+    data = os.environ.get("COPYGRAM_DATA")
+    if not data:
+        return []
+    from copygram.bench.data import read_edit_rows
+
+    rows = read_edit_rows(Path(data) / "humanevalfix_docs_python.dev.jsonl")
+    return [(row.before, row.instruction or "Fix the bug.") for row in itertools.islice(rows, 2)]
+
+
+MODELS = [
+    pytest.param(("llamacpp", "smollm2-135m"), marks=pytest.mark.llamacpp, id="llamacpp-smollm2"),
+    pytest.param(("llamacpp", "qwen2.5-coder-0.5b"), marks=pytest.mark.llamacpp,
+                 id="llamacpp-qwen0.5b"),
+    pytest.param(("transformers", "smollm2-135m"), marks=pytest.mark.transformers,
+                 id="transformers-smollm2"),
+]
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    from copygram.backends import load
+
+    kind, model = request.param
+    status = model_status(get_entry(model))
+    if not status.present:
+        pytest.skip(f"{model} is not on this machine (copygram models fetch {model})")
+    try:
+        b = load({"backend": kind, "model": model, "n_ctx": 4096})
+    except BackendError as exc:
+        pytest.skip(str(exc))
+    yield b
+    close = getattr(b, "close", None)
+    if close is not None:
+        close()
+
+
+def outcome(run: Callable[[], str]) -> str:
+    """The program text, or the partial program of the GenerationError."""
+    try:
+        return run()
+    except GenerationError as exc:
+        return f"error: {exc.partial_program}"
+
+
+@pytest.mark.parametrize("doc", range(len(DOCS) + 2))
+def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc: int) -> None:
+    docs = DOCS + _dev_docs()
+    if doc >= len(docs):
+        pytest.skip("set COPYGRAM_DATA to the dev rows to run this document")
+    document, instruction = docs[doc]
+    reference = outcome(lambda: stepwise_program(backend, document, instruction,
+                                                 max_new_tokens=MAX_NEW_TOKENS))
+    plain = EditSession(backend, max_new_tokens=MAX_NEW_TOKENS,
+                        draft=DraftConfig(max_tokens=0))
+    drafted = EditSession(backend, max_new_tokens=MAX_NEW_TOKENS)
+    runs = {
+        "no drafts": outcome(lambda: plain.edit(document, instruction).program_text),
+        "drafted": outcome(lambda: drafted.edit(document, instruction).program_text),
+        "drafted, prompt cached": outcome(lambda: drafted.edit(document, instruction)
+                                          .program_text),
+        "fresh session": outcome(lambda: EditSession(backend, max_new_tokens=MAX_NEW_TOKENS)
+                                 .edit(document, instruction).program_text),
+    }
+    for name, text in runs.items():
+        assert text == reference, f"{name} differs from step-by-step decoding"
