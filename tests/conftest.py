@@ -21,7 +21,9 @@ _MARKER_NEEDS = {
     "llamacpp": ("llama_cpp",),
     "transformers": ("torch", "transformers"),
     "outlines": ("outlines_core",),
+    "serve": ("starlette", "uvicorn", "openai"),
 }
+_EXTRAS = {"serve": "serve,dev"}  # the marker's modules come from more than one extra
 
 
 def _have(module: str) -> bool:
@@ -43,6 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 missing = [m for m in modules if not _have(m)]
                 if missing:
                     item.add_marker(pytest.mark.skip(
-                        reason=f"needs {', '.join(missing)}: pip install 'copygram[{marker}]'"))
+                        reason=f"needs {', '.join(missing)}: "
+                               f"pip install 'copygram[{_EXTRAS.get(marker, marker)}]'"))
         if "cuda" in item.keywords and not _have_cuda():
             item.add_marker(pytest.mark.skip(reason="needs a CUDA GPU"))

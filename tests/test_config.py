@@ -74,6 +74,8 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("engine", 1, "'llguidance', 'outlines'"),
     ("syntax", "xml", "'compact', 'lines'"),
     ("syntax", None, "'compact', 'lines'"),
+    ("mode", "rewrte", "'program', 'rewrite' (did you mean 'rewrite'?)"),
+    ("mode", 1, "'program', 'rewrite'"),
     ("backend", "vllm", "'llamacpp', 'transformers'"),
     ("device", "tpu", "'auto', 'cpu', 'cuda'"),
     ("dtype", "int4", "'auto', 'float32'"),
@@ -118,7 +120,7 @@ def test_unknown_keys_are_listed_with_the_valid_ones(no_model: None) -> None:
     assert "'colour'" in message and "'temprature' (did you mean 'temperature'?)" in message
     for key in CONFIG_KEYS:
         assert key in message
-    assert "mode" not in CONFIG_KEYS  # the rewrite mode is not built: no key reserved for it
+    assert "mode" in CONFIG_KEYS  # "program" or "rewrite" (docs/rewrite.md)
 
 
 def test_keys_are_the_two_dataclasses() -> None:
@@ -259,6 +261,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "prompt_example": st.booleans(),
     "ordered_copies": st.booleans(),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
+    "mode": st.sampled_from(["program", "rewrite"]),
     "backend": st.just("llamacpp"),
     "model": st.sampled_from([*catalog.model_names(), "default", "/models/m.gguf", "~/x.GGUF"]),
     "device": st.sampled_from(["auto", "cpu", "cuda"]),

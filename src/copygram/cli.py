@@ -1,4 +1,4 @@
-"""The ``copygram`` command line: ``edit``, ``ceiling`` and ``bench {kernel,constraint,e2e}``.
+"""The ``copygram`` command line: ``edit``, ``ceiling``, ``models``, ``serve`` and ``bench ...``.
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args) -> int``;
 the module is imported only when its subcommand runs, so ``copygram --help`` stays fast.
@@ -19,6 +19,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "edit": ("copygram.edit_cli", "edit a file with the model: prints a diff, or writes it"),
     "ceiling": ("copygram.ceiling", "oracle round trip and copy ceiling of edit-pair JSONL files"),
     "models": ("copygram.models_cli", "list the model catalog; models fetch NAME fetches one"),
+    "serve": ("copygram.serve.cli", "an OpenAI-compatible local server (docs/serve.md)"),
 }
 _BENCHMARKS: dict[str, tuple[str, str]] = {
     "kernel": ("copygram.bench.kernel", "N decode steps vs one splice of N tokens"),
@@ -26,6 +27,7 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
     "e2e": ("copygram.bench.e2e", "end to end on real edits vs full regeneration and lookup"),
     "formats": ("copygram.bench.formats", "edit formats: tokens spent and exact-apply rate"),
     "quality": ("copygram.bench.quality", "the model's own edits judged by the rows' tests"),
+    "serve": ("copygram.bench.serve", "copygram serve under concurrent edits: TTFT, latency"),
 }
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "CONFIG_KEYS",
     "DEVICES",
     "DTYPES",
+    "MODES",
     "SESSION_KEYS",
     "BackendConfig",
     "Config",
@@ -46,6 +47,7 @@ __all__ = [
     "check_engine",
     "check_flag",
     "check_int",
+    "check_mode",
     "check_number",
     "check_syntax",
     "check_tie_tolerance",
@@ -133,6 +135,15 @@ def check_engine(value: object) -> str:
     return check_choice("engine", value, ENGINES)
 
 
+MODES: Final = ("program", "rewrite")
+
+
+def check_mode(value: object) -> str:
+    """An edit mode: ``"program"`` (the model writes an edit program) or ``"rewrite"`` (it
+    rewrites the document, which drafts its own rewrite; docs/rewrite.md)."""
+    return check_choice("mode", value, MODES)
+
+
 def check_syntax(value: object) -> str:
     """An edit-program syntax name (``"lines"`` or ``"compact"``)."""
     return check_choice("syntax", value, syntax_names())
@@ -150,13 +161,14 @@ class SessionConfig:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
-    max_new_tokens: int = 4096
+    max_new_tokens: int | None = None  # None: derived from each document (decode.guards)
     splice_forced: bool = True
     draft_tokens: int = 16
     draft_ngram: int = 3
     prompt_example: bool = True
     ordered_copies: bool = True
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
+    mode: str = "program"
 
     def __post_init__(self) -> None:
         checked: dict[str, object] = {
@@ -166,7 +178,8 @@ class SessionConfig:
                                         note=" (0 is greedy)"),
             "top_p": check_number("top_p", self.top_p, minimum=0.0, above=True, maximum=1.0),
             "seed": check_int("seed", self.seed, minimum=0),
-            "max_new_tokens": check_int("max_new_tokens", self.max_new_tokens, minimum=1),
+            "max_new_tokens": (None if self.max_new_tokens is None else
+                               check_int("max_new_tokens", self.max_new_tokens, minimum=1)),
             "splice_forced": check_flag("splice_forced", self.splice_forced),
             "draft_tokens": check_int("draft_tokens", self.draft_tokens, minimum=0,
                                       note=" (0 turns drafting off)"),
@@ -174,6 +187,7 @@ class SessionConfig:
             "prompt_example": check_flag("prompt_example", self.prompt_example),
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
+            "mode": check_mode(self.mode),
         }
         _normalise(self, checked)
 

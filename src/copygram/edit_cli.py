@@ -41,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="rewrite FILE atomically (a symlink's target; refused if read-only)")
     where.add_argument("-o", "--output", type=Path,
                        help=f"write the edited document here ('{STDOUT}': the standard output)")
+    parser.add_argument("--mode", choices=("program", "rewrite"), default=None,
+                        help="program: the model writes an edit program (the default); rewrite: "
+                             "it rewrites the file, drafted from the file itself, with output "
+                             "identical to plain greedy decoding (docs/rewrite.md); overrides "
+                             "the config's mode")
     parser.add_argument("--show-program", action="store_true",
                         help="print the edit program the model wrote, or as much of it as it "
                              "wrote before an error (to stderr)")
@@ -110,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--config {args.config}: no such file")
     write = _writer(args, document)
     config: dict[str, object] | Path = args.config if args.config else {}
+    if args.mode is not None:
+        from copygram.config import read_config
+
+        config = {**read_config(config), "mode": args.mode}
     try:
         with _Progress(sys.stderr, not args.quiet) as progress:
             progress.status("loading the model")
@@ -125,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
     if args.show_program:
         _print_program("program", result.program_text)
     stats = result.stats
-    if not args.quiet:
+    if not args.quiet and session.mode == "rewrite":
+        print(
+            f"copygram: rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "
+            f"accepted prediction tokens ({stats.rejected_tokens} rejected), "
+            f"{stats.forwards} forwards, {stats.wall_s:.2f} s", file=sys.stderr)
+    elif not args.quiet:
         print(
             f"copygram: {stats.decoded_tokens} decoded + {stats.forced_tokens} forced program "
             f"tokens, {stats.spliced_tokens} copied tokens in {stats.copy_ops} splices, "
@@ -141,11 +155,14 @@ def run(args: argparse.Namespace) -> int:
 def _generate(session: EditSession, document: str, instruction: str,
               progress: _Progress) -> EditResult:
     from copygram import CopyEvent, DoneEvent, GenTokenEvent
+    from copygram.decode.completion import SpanEvent, TokenEvent
 
     for event in session.stream(document, instruction):
         interrupts.check()
-        if isinstance(event, GenTokenEvent):
+        if isinstance(event, (GenTokenEvent, TokenEvent)):
             progress.update(generated=1)
+        elif isinstance(event, SpanEvent):  # rewrite mode: tokens taken from the file
+            progress.update(copied=len(event.token_ids))
         elif isinstance(event, CopyEvent):
             progress.update(copied=event.n_tokens)
         elif isinstance(event, DoneEvent):

@@ -51,11 +51,14 @@ class MissingDependencyError(BackendError, ImportError):
 
 
 class GenerationError(CopygramError):
-    """Decoding did not produce a complete program; ``partial_program`` holds what was emitted."""
+    """Decoding did not produce a complete program; ``partial_program`` holds what was emitted
+    and ``stats``, where the decode loop raised it, the run's
+    :class:`~copygram.decode.stats.RunStats` so far (forwards, tokens, times)."""
 
-    def __init__(self, message: str, *, partial_program: str) -> None:
+    def __init__(self, message: str, *, partial_program: str, stats: object | None = None) -> None:
         super().__init__(message)
         self.partial_program = partial_program
+        self.stats = stats
 
 
 def missing_dependency(module: str, extra: str) -> MissingDependencyError:

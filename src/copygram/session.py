@@ -1,13 +1,15 @@
 """EditSession: the public facade of constrained Copy-as-Decode editing, on any backend.
 
 A session holds a backend (one model) and how to edit with it; each edit runs the decode loop of
-:mod:`copygram.decode.loop` (the constraint, the splices, the verified drafts) and
-:func:`copygram.decode.replay.replay` teacher-forces a given program through the same loop.
+:mod:`copygram.decode.loop` (the constraint, the splices, the verified drafts) in program mode, or
+:mod:`copygram.decode.rewrite` (plain text, the document as its draft) in rewrite mode;
+:func:`copygram.decode.replay.replay` teacher-forces a given program through the program loop and
+:meth:`EditSession.complete` runs a chat completion (:mod:`copygram.decode.complete`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,18 +17,23 @@ from copygram.config import (
     check_engine,
     check_flag,
     check_int,
+    check_mode,
     check_syntax,
     check_tie_tolerance,
     parse_config,
 )
+from copygram.decode.complete import stream_completion
+from copygram.decode.completion import CompletionEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
 from copygram.decode.loop import EditPlan, stream_edit
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
-from copygram.decode.prompt import DefaultPromptBuilder, PromptBuilder
+from copygram.decode.prompt import DefaultPromptBuilder, PromptBuilder, RewritePromptBuilder
 from copygram.decode.replay import ReplayResult, replay
+from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
+from copygram.errors import ConfigError
 from copygram.language.ops import Program
 from copygram.language.syntaxes import DEFAULT_SYNTAX
 
@@ -50,21 +57,25 @@ class EditSession:
         syntax: str = DEFAULT_SYNTAX,
         sampling: Sampling | None = None,
         prompt_builder: PromptBuilder | None = None,
-        max_new_tokens: int = 4096,
+        max_new_tokens: int | None = None,
         splice_forced: bool = True,
         draft: DraftConfig | None = None,
         ordered_copies: bool = True,
         tie_tolerance: float | None = None,
+        mode: str = "program",
     ) -> None:
         # The checks of copygram.config, so that keywords and config files fail alike.
         check_engine(engine)
         check_syntax(syntax)
-        check_int("max_new_tokens", max_new_tokens, minimum=1)
+        self.mode = check_mode(mode)  # "rewrite": the model rewrites, the document drafts
+        if max_new_tokens is not None:  # None: a budget derived from each document
+            check_int("max_new_tokens", max_new_tokens, minimum=1)
         self.backend = backend
         self.engine = engine
         self.syntax = syntax
         self.sampling = sampling or Sampling()
-        self.prompt_builder: PromptBuilder = prompt_builder or DefaultPromptBuilder(syntax=syntax)
+        self.prompt_builder: PromptBuilder = prompt_builder or (
+            RewritePromptBuilder() if mode == "rewrite" else DefaultPromptBuilder(syntax=syntax))
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
         self.draft = draft or DraftConfig()
@@ -88,26 +99,77 @@ class EditSession:
         parsed = parse_config(config)
         c = parsed.session
         sampling = Sampling(temperature=c.temperature, top_p=c.top_p, seed=c.seed)
-        prompt_builder = DefaultPromptBuilder(syntax=c.syntax, with_example=c.prompt_example)
+        prompt_builder: PromptBuilder = (
+            RewritePromptBuilder() if c.mode == "rewrite"
+            else DefaultPromptBuilder(syntax=c.syntax, with_example=c.prompt_example))
         draft = DraftConfig(max_tokens=c.draft_tokens, max_ngram=c.draft_ngram)
         return cls(load(parsed.backend), engine=c.engine, syntax=c.syntax, sampling=sampling,
                    prompt_builder=prompt_builder, max_new_tokens=c.max_new_tokens,
                    splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
-                   tie_tolerance=c.tie_tolerance)
+                   tie_tolerance=c.tie_tolerance, mode=c.mode)
 
     # -- public API -----------------------------------------------------------------------------
 
-    def edit(self, document: str, instruction: str) -> EditResult:
-        """Edit ``document`` as ``instruction`` asks; the text comes from :func:`resolve`."""
-        for event in self.stream(document, instruction):
+    def edit(self, document: str, instruction: str, prediction: str | None = None) -> EditResult:
+        """Edit ``document`` as ``instruction`` asks. Program mode: the text comes from
+        :func:`resolve` of the program the model writes. Rewrite mode: the model's rewrite,
+        drafted from ``prediction`` (default: the document), a surrounding code fence stripped
+        (``EditResult.raw`` keeps the reply). A ``prediction`` in program mode is a
+        :class:`~copygram.errors.ConfigError`."""
+        for event in self.stream(document, instruction, prediction):
             if isinstance(event, DoneEvent):
                 return event.result
         raise AssertionError("the decode loop ended without a result")  # pragma: no cover
 
-    def stream(self, document: str, instruction: str) -> Iterator[Event]:
+    def stream(self, document: str, instruction: str,
+               prediction: str | None = None) -> Iterator[Event]:
         """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent."""
-        return stream_edit(self.plan(), EditDocument(document, self.backend.tokenize),
-                           instruction, SamplingPolicy(self.sampling))
+        doc = EditDocument(document, self.backend.tokenize)
+        policy = SamplingPolicy(self.sampling)
+        if self.mode == "rewrite":
+            return stream_rewrite(self.plan(), doc, instruction, policy, prediction)
+        if prediction is not None:
+            raise ConfigError("a prediction drafts a rewrite, and this session writes edit "
+                              'programs: use mode="rewrite" (EditSession(..., mode="rewrite") '
+                              'or mode = "rewrite" in the config)')
+        return stream_edit(self.plan(), doc, instruction, policy)
+
+    def prompt(self, document: str, instruction: str) -> str:
+        """The exact prompt text an edit of ``document`` sends in this session's mode (decode it
+        greedily, token by token, to reproduce a rewrite-mode edit)."""
+        return self.prompt_builder.build(document, instruction, self.backend)
+
+    def complete(self, messages: Sequence[dict[str, str]], *, prediction: str | None = None,
+                 max_tokens: int | None = None, sampling: Sampling | None = None,
+                 stop: Sequence[str] = ()) -> Iterator[CompletionEvent]:
+        """A chat completion: the model's chat template over ``messages`` (``{"role",
+        "content"}`` dicts), generated as plain text with ``prediction`` (any text the reply is
+        expected to resemble, as in OpenAI's Predicted Outputs) as the speculative draft. Under
+        greedy decoding the reply is token-identical with and without a prediction.
+
+        Events (:mod:`copygram.decode.completion`), in order: a ``TokenEvent(token_id, text)``
+        for each token the model chose itself (not from the draft), a ``SpanEvent(token_ids,
+        text, source)`` for each run of predicted tokens it accepted (verified in one forward),
+        and last a ``CompletionDoneEvent(result, text)``. Every event's ``text`` is the output
+        text it makes final; joined over all events they are ``result.text`` (text that might
+        begin a stop string, or a cut UTF-8 character, waits for a later event). ``result`` is a
+        ``Completion``: ``text`` (cut before the first ``stop`` string), ``raw`` (every
+        generated token's text), ``token_ids``, ``stop_reason`` (``"eos"``, ``"stop"``,
+        ``"max_tokens"``, ``"context"``), ``finish_reason`` (``"stop"`` or ``"length"``),
+        ``prompt_tokens``, ``completion_tokens``, ``accepted_prediction_tokens``,
+        ``rejected_prediction_tokens`` and ``stats`` (a ``RunStats``: forwards, decoded tokens,
+        tie steps, times).
+
+        ``max_tokens``: generated tokens at most (``None``: what the context holds);
+        ``sampling``: this call's (default: the session's). Raises
+        :class:`~copygram.errors.DocumentError` (saying by how many tokens) when the prompt
+        leaves no room to generate, :class:`~copygram.errors.ConfigError` for a bad
+        ``max_tokens``. The checks run when this is called; generation when iterated."""
+        if max_tokens is not None:
+            check_int("max_tokens", max_tokens, minimum=1)
+        stops = (stop,) if isinstance(stop, str) else tuple(stop)
+        return stream_completion(self.plan(), messages, SamplingPolicy(sampling or self.sampling),
+                                 prediction=prediction, max_tokens=max_tokens, stop=stops)
 
     def replay(self, document: str, program: Program, *, instruction: str = "",
                measure_plain: bool = True) -> ReplayResult:
@@ -131,5 +193,5 @@ class EditSession:
         return self._token_bytes
 
 
-__all__ = ["CopyEvent", "DoneEvent", "EditResult", "EditSession", "Event", "GenTokenEvent",
-           "ReplayResult", "TeacherPolicy"]
+__all__ = ["CompletionEvent", "CopyEvent", "DoneEvent", "EditResult", "EditSession", "Event",
+           "GenTokenEvent", "ReplayResult", "TeacherPolicy"]

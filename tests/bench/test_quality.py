@@ -33,6 +33,7 @@ from copygram.bench.quality import (
     program_approach,
     rewrite_budget,
     rewrite_decode,
+    rewrite_mode_approach,
     write_plot,
 )
 from copygram.bench.testrun import harness_program, has_tests, run_tests
@@ -443,6 +444,27 @@ def test_rewrite_baseline_as_an_approach() -> None:
     assert stats["raw"] == f"```\n{QUIX_FIXED}```" and stats["stop"] == "eos"
 
 
+def test_rewrite_mode_as_an_approach() -> None:
+    row = py_row()
+    reply = f"```python\n{row.after}```"
+    session = EditSession(ScriptedBackend(reply=reply), mode="rewrite")
+    quality, (text, stats, error) = evaluate_row(row, "rewrite-mode",
+                                                 rewrite_mode_approach(session))
+    assert text == row.after and error is None and quality.passed and quality.exact
+    assert stats["raw"] == reply == rewrite_decode(ScriptedBackend(reply=reply), row.before,
+                                                   row.instruction).raw
+    assert quality.accepted_prediction_tokens == stats["accepted_prediction_tokens"]
+    assert quality.forwards == stats["forwards"]
+    assert quality.accepted_prediction_tokens > 0 and quality.forwards < len(reply)
+    tight = EditSession(ScriptedBackend(reply=reply, context_length=50), mode="rewrite")
+    text, _, error = rewrite_mode_approach(tight)(row)
+    assert text is None and error is not None and error.startswith("DocumentError")
+    with pytest.raises(ValueError, match="rewrite mode"):
+        rewrite_mode_approach(EditSession(ScriptedBackend()))
+    table = markdown_table(pool([quality]))
+    assert "| accepted prediction | rejected prediction | same as rewrite |" in table
+
+
 # --- program mode and the command ---------------------------------------------------------------
 
 
@@ -507,13 +529,16 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert configs[0]["model"] == "tiny-model" and configs[0]["backend"] == "llamacpp"
     pooled = json.loads(out.read_text())
     entry = pooled["humanevalfix_docs_python"]
-    assert set(entry) == {"program", "rewrite", UNCHANGED}
+    assert set(entry) == {"program", "rewrite", "rewrite-mode", UNCHANGED}
     assert entry["program"]["pass"] == 2 and entry["program"]["rows"] == 2
     assert entry[UNCHANGED]["pass"] == 0 and entry[UNCHANGED]["unchanged"] == 2
     assert entry["rewrite"]["valid"] == 2  # the scripted model writes its program as text
     assert entry["rewrite"]["pass"] == 0
+    # Rewrite mode writes exactly what the baseline writes, on every row.
+    assert entry["rewrite-mode"]["same_as_rewrite"] == 2
+    assert entry["rewrite-mode"]["decoded_tokens"] == entry["rewrite"]["decoded_tokens"]
     lines = (tmp_path / "rows.jsonl").read_text().splitlines()
-    assert len(lines) == 6
+    assert len(lines) == 8
     captured = capsys.readouterr()
     assert "| humanevalfix_docs_python | program | 2/2 |" in captured.out
     assert "py/1: program=pass" in captured.err or "py/1: rewrite=" in captured.err

@@ -4,11 +4,13 @@ but the prompt, whose last token is also decoded alone."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from copygram.backends.base import Backend
 from copygram.constraints import compile_constraint
 from copygram.decode.loop import EditPlan, prompt_ids
 from copygram.decode.prompt import DefaultPromptBuilder
-from copygram.decode.sampling import masked_argmax
+from copygram.decode.sampling import masked_argmax, top2_margin
 from copygram.errors import GenerationError
 from copygram.language.lines import split_lines
 
@@ -37,3 +39,31 @@ def stepwise_program(backend: Backend, document: str, instruction: str, *,
                 logits = backend.decode(copied)
     raise GenerationError(f"no complete program after {max_new_tokens} tokens",
                           partial_program=constraint.program_text)
+
+
+def stepwise_text(backend: Backend, prompt: list[int], *, max_tokens: int,
+                  split_prompt: bool = True, margins: list[float] | None = None) -> list[int]:
+    """The tokens plain greedy decoding writes after ``prompt`` (no grammar): the prompt but its
+    last token in one splice, the last token and then every output token decoded alone, argmax
+    (ties to the lowest id), up to an end-of-generation id or ``max_tokens`` tokens.
+    ``split_prompt=False`` splices the whole prompt (for a scripted model, which takes the first
+    forward after a reset as the whole prompt). ``margins`` gets the top-2 margin of every
+    choice (the last one's too, where it chose an end-of-generation id)."""
+    backend.truncate(0)
+    if split_prompt and len(prompt) > 1:
+        backend.splice(prompt[:-1])
+        logits = backend.decode(prompt[-1])
+    else:
+        logits = backend.splice(prompt)
+    out: list[int] = []
+    while len(out) < max_tokens:
+        token = int(np.argmax(logits))
+        if margins is not None:
+            margins.append(top2_margin(logits, np.ones(len(logits), dtype=np.bool_)))
+        if token in backend.eos_token_ids:
+            break
+        out.append(token)
+        if len(out) >= max_tokens or backend.n_tokens + 1 > backend.context_length:
+            break
+        logits = backend.decode(token)
+    return out

@@ -36,7 +36,7 @@ def test_token_offsets_and_markup_forwards(data: st.DataObject, document: str, s
                                            draft_tokens: int) -> None:
     program: Program = data.draw(programs(len(split_lines(document)))).normalized()
     backend = ScriptedBackend(document, program, syntax=syntax)
-    session = EditSession(backend, syntax=syntax, ordered_copies=False,
+    session = EditSession(backend, syntax=syntax, ordered_copies=False, max_new_tokens=1 << 15,
                           draft=DraftConfig(max_tokens=draft_tokens, adaptive=False))
     events = list(session.stream(document, "x"))
     done = events[-1]

@@ -38,6 +38,7 @@ FIXED = DraftConfig(adaptive=False)  # draft lengths independent of timings: rep
 def session_for(document: str, program: Program, **kwargs: object) -> EditSession:
     kwargs.setdefault("draft", FIXED)
     kwargs.setdefault("ordered_copies", False)  # PROGRAM copies line 2 after line 6
+    kwargs.setdefault("max_new_tokens", 1 << 15)  # random gens outgrow a derived budget
     return EditSession(ScriptedBackend(document, program), **kwargs)  # type: ignore[arg-type]
 
 
@@ -179,7 +180,7 @@ def test_splicing_and_drafts_write_what_stepwise_decoding_writes(
                                  (True, DraftConfig(adaptive=False, max_tokens=3))):
         backend = ScriptedBackend(document, program, syntax=syntax)
         session = EditSession(backend, syntax=syntax, splice_forced=splice_forced, draft=draft,
-                              ordered_copies=False)
+                              ordered_copies=False, max_new_tokens=1 << 15)
         result = session.edit(document, "x")
         prompt_len = len(backend.calls[0].ids)
         runs.append((result.program_text, result.stats.program_tokens,

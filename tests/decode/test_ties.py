@@ -86,7 +86,8 @@ def test_sampling_is_never_re_decided() -> None:
 def test_any_batch_shapes_give_the_step_by_step_program(data: st.DataObject, document: str,
                                                          config: int) -> None:
     program = data.draw(programs(len(split_lines(document)))).normalized()
-    kwargs: dict[str, object] = {"ordered_copies": False, **CONFIGS[config]}
+    kwargs: dict[str, object] = {"ordered_copies": False, "max_new_tokens": 1 << 15,
+                                 **CONFIGS[config]}
     runs = []
     for _ in range(2):
         backend = NoisyBatches(document, program, step_tolerance=1.0)

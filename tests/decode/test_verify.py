@@ -25,6 +25,7 @@ from copygram.testing import ScriptedBackend
 from tests.strategies import programs, texts
 
 DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\r\nend"
+RANDOM_PROGRAM_BUDGET = 1 << 15  # random gens may be far longer than an edit's own budget
 PROGRAM = Program([Copy(1, 1), Gen("    return x + 2\n"), Copy(3, 6), Gen("# done\n"), Copy(2, 2)])
 
 
@@ -63,7 +64,8 @@ def run_with(document: str, program: Program, source: DraftSource | None, *,
     backend = ScriptedBackend(document, program)
     plan = EditPlan(backend=backend, token_bytes=backend.token_bytes(),
                     prompt_builder=DefaultPromptBuilder(), splice_forced=splice_forced,
-                    draft=DraftConfig(max_tokens=0), ordered_copies=False)
+                    draft=DraftConfig(max_tokens=0), ordered_copies=False,
+                    max_new_tokens=RANDOM_PROGRAM_BUDGET)
     doc = EditDocument(document, backend.tokenize)
     prompt = prompt_ids(plan, document, "x")
 

@@ -2,6 +2,10 @@
 
 - :mod:`~copygram.decode.loop`: the forward meter, the loop, prefill, room checks, draft
   verification; :mod:`~copygram.decode.replay`: teacher-forced replay and plain decoding's cost.
+- :mod:`~copygram.decode.forwards`: forwards counted and timed, and the near-tie rule, shared by
+  the program loop and :mod:`~copygram.decode.complete` (plain-text generation with verified
+  drafts: rewrite mode and chat completions; its events and result in
+  :mod:`~copygram.decode.completion`); :mod:`~copygram.decode.rewrite`: a rewrite-mode edit.
 - :mod:`~copygram.decode.events`: what the loop reports (and the statistics computed from it);
   :mod:`~copygram.decode.stats`: :class:`RunStats`.
 - :mod:`~copygram.decode.policies` and :mod:`~copygram.decode.sampling`: how tokens are chosen.

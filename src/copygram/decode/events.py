@@ -10,6 +10,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from copygram.decode.completion import SpanEvent, TokenEvent
 from copygram.decode.stats import RunStats
 from copygram.language.ops import Program
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
@@ -41,12 +42,21 @@ class CopyEvent:
 
 @dataclass(frozen=True)
 class EditResult:
-    """The outcome of :meth:`~copygram.session.EditSession.edit`."""
+    """The outcome of :meth:`~copygram.session.EditSession.edit`.
+
+    ``raw``: the model's output as it wrote it: in rewrite mode the whole reply (``text`` is the
+    document taken out of it, a surrounding code fence stripped), in program mode the program
+    text (the default when not given)."""
 
     text: str
     program: Program
     program_text: str
     stats: RunStats
+    raw: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.raw:
+            object.__setattr__(self, "raw", self.program_text)
 
     @property
     def speedup(self) -> float:
@@ -64,7 +74,10 @@ class DoneEvent:
     result: EditResult
 
 
-Event = GenTokenEvent | CopyEvent | DoneEvent
+Event = GenTokenEvent | CopyEvent | TokenEvent | SpanEvent | DoneEvent
+"""What an edit streams: program mode yields :class:`GenTokenEvent` and :class:`CopyEvent`,
+rewrite mode :class:`~copygram.decode.completion.TokenEvent` and
+:class:`~copygram.decode.completion.SpanEvent`; both end with a :class:`DoneEvent`."""
 
 
 def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX) -> int:
@@ -95,5 +108,5 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX)
     return sum(not (in_gen_text(t.start) and in_gen_text(t.end)) for t in tokens)
 
 
-__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent",
-           "count_markup_forwards"]
+__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent", "SpanEvent",
+           "TokenEvent", "count_markup_forwards"]

@@ -11,7 +11,8 @@ longest prefix the policy would have chosen anyway, so the output is that of ste
 Batched rows are not bit-equal to one-token steps on every stack (llama.cpp's differ by up to
 ~0.6 in the top-2 margin), so a greedy choice read from a row of a multi-token forward whose
 top-2 margin is within the backend's ``step_tolerance`` is re-decided from a one-token step at
-that position (:meth:`Meter.choose_batched`; counted in ``RunStats.tie_steps``). Nothing that
+that position (:meth:`~copygram.decode.forwards.Forwards.decide`, shared with plain text generation;
+counted in ``RunStats.tie_steps``). Nothing that
 shapes a batch reads a clock, so the same input gives the same output on every run.
 
 :class:`Meter` is the forward meter (choosing, consuming, forwarding, with timings); :func:`run`
@@ -32,11 +33,11 @@ import numpy.typing as npt
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import Draft, DraftConfig, Drafter
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
+from copygram.decode.forwards import Forwards
+from copygram.decode.guards import RepeatGuard, token_budget
 from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import PromptBuilder
-from copygram.decode.sampling import top2_margin
-from copygram.decode.stats import RunStats
 from copygram.errors import DocumentError, GenerationError
 from copygram.language.resolve import resolve
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
@@ -71,15 +72,16 @@ class EditPlan:
     prompt_builder: PromptBuilder
     engine: str = "llguidance"
     syntax: str = DEFAULT_SYNTAX
-    max_new_tokens: int = 4096
+    max_new_tokens: int | None = None  # None: decode.guards.token_budget derives it
     splice_forced: bool = True
     draft: DraftConfig = field(default_factory=DraftConfig)
     ordered_copies: bool = True  # the order guard: each copy starts after the previous one
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
 
-class Meter:
-    """The per-edit plumbing of the decode loop: choosing, consuming, forwarding, with timings.
+class Meter(Forwards):
+    """The per-edit plumbing of the decode loop: choosing under the constraint, consuming,
+    forwarding (:class:`~copygram.decode.forwards.Forwards`), with timings.
 
     It keeps the byte offset of the program text consumed so far, which each
     :class:`~copygram.decode.events.GenTokenEvent` carries."""
@@ -87,52 +89,49 @@ class Meter:
     def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
                  policy: Policy, token_bytes: Sequence[bytes],
                  tie_tolerance: float | None = None) -> None:
-        self.backend, self.constraint, self.lines, self.policy = backend, constraint, lines, policy
-        tolerance = (backend.batch_profile.step_tolerance if tie_tolerance is None
-                     else tie_tolerance)
-        # Only a greedy choice is re-decided: a teacher ignores logits, a sampler draws anyway.
-        self.tie_tolerance = tolerance if policy.greedy else 0.0
-        self.last_batched = False  # whether the last forward appended more than one token
-        self.stats = RunStats()
+        super().__init__(backend, policy, tie_tolerance)
+        self.constraint, self.lines = constraint, lines
         self.written = 0  # bytes of program text consumed
         self._token_bytes = token_bytes
         self._copy_cache: dict[tuple[int, int], list[int]] = {}
+        self._repeats = RepeatGuard()
 
-    def choose(self, logits: Logits) -> int:
+    def _allowed(self) -> npt.NDArray[np.bool_]:
         tick = time.perf_counter()
         allowed = self.constraint.allowed()
         self.stats.constraint_s += time.perf_counter() - tick
-        return self.policy.choose(logits, allowed)
+        return allowed
+
+    def choose(self, logits: Logits) -> int:
+        return self.policy.choose(logits, self._allowed())
 
     def choose_batched(self, logits: Logits,
                        restep: Callable[[], Logits]) -> tuple[int, Logits]:
-        """Choose from a row of a multi-token forward. Where the row's top-2 margin over the
-        allowed tokens is within the tie tolerance, ``restep()`` (a one-token step at the same
-        position, which leaves the cache ending there) decides instead. Returns the choice and
-        the logits it came from. Costs one top-2 scan of the vocabulary per call."""
-        tick = time.perf_counter()
-        allowed = self.constraint.allowed()
-        self.stats.constraint_s += time.perf_counter() - tick
-        token = self.policy.choose(logits, allowed)
-        if self.tie_tolerance > 0 and top2_margin(logits, allowed) <= self.tie_tolerance:
-            self.stats.tie_steps += 1
-            logits = restep()
-            token = self.policy.choose(logits, allowed)
-        return token, logits
-
-    def restep_last(self) -> Logits:
-        """Drop the cache's last token and append it again in a one-token step."""
-        last = self.backend.cached_ids[-1]
-        self.backend.truncate(self.backend.n_tokens - 1)
-        return self.forward([last])
+        """Choose from a row of a multi-token forward, re-deciding a near-tie over the allowed
+        tokens with ``restep()`` (:meth:`~copygram.decode.forwards.Forwards.decide`)."""
+        return self.decide(logits, self._allowed(), restep)
 
     def consume(self, token: int) -> LineRange | None:
         tick = time.perf_counter()
         closed = self.constraint.consume(token)
         self.stats.constraint_s += time.perf_counter() - tick
-        self.written += len(self._token_bytes[token])
+        data = self._token_bytes[token]
+        self.written += len(data)
         self.policy.advance(token)
+        repeated = self._repeats.feed(data)
+        if repeated is not None:
+            raise self.error(
+                f"the model wrote the line {repeated.decode('utf-8', 'replace')!r} "
+                f"{self._repeats.limit} times in a row: it is looping")
         return closed
+
+    def error(self, what: str) -> GenerationError:
+        """A GenerationError for a run that cannot finish, with the partial program and stats."""
+        return GenerationError(
+            f"{what}. The partial program is attached (copygram edit --show-program prints it); "
+            "try a more specific instruction, a larger model (copygram models) or mode = "
+            '"rewrite"',
+            partial_program=self.constraint.program_text, stats=self.stats)
 
     def forced(self) -> list[int]:
         tick = time.perf_counter()
@@ -164,32 +163,8 @@ class Meter:
 
     def check_room(self, ids: Sequence[int]) -> None:
         if self.backend.n_tokens + len(ids) > self.backend.context_length:
-            raise GenerationError(
-                f"the edit ran out of context (n_ctx={self.backend.context_length}); raise n_ctx",
-                partial_program=self.constraint.program_text,
-            )
-
-    def _record(self, n_tokens: int, since: float) -> None:
-        elapsed = time.perf_counter() - since
-        self.last_batched = n_tokens > 1
-        if n_tokens == 1:
-            self.stats.decode_s += elapsed
-        else:
-            self.stats.splice_s += elapsed
-        self.stats.forwards += 1
-        self.stats.forward_tokens.append(n_tokens)
-
-    def forward(self, ids: list[int]) -> Logits:
-        tick = time.perf_counter()
-        logits = self.backend.decode(ids[0]) if len(ids) == 1 else self.backend.splice(ids)
-        self._record(len(ids), tick)
-        return logits
-
-    def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
-        tick = time.perf_counter()
-        logits = self.backend.splice_all(ids, rows=rows)
-        self._record(len(ids), tick)
-        return logits
+            raise self.error(f"the edit filled the model's context (n_ctx="
+                             f"{self.backend.context_length}) before its program ended")
 
 
 @dataclass(frozen=True)
@@ -230,8 +205,7 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
         row = len(feed) - 1 + t
 
         def restep(row: int = row) -> Logits:
-            backend.truncate(base + row)
-            return meter.forward([ids[row]])
+            return meter.restep_at(base, ids, row)
 
         batched = verified[t]
         choice, logits = meter.choose_batched(batched, restep)
@@ -347,6 +321,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     stats = meter.stats
     stats.constraint_s += time.perf_counter() - started
     stats.prompt_tokens = len(prompt)
+    budget = token_budget(document, len(prompt), backend.context_length, plan.max_new_tokens)
 
     tick = time.perf_counter()
     logits, spliced = prefill(backend, prompt)
@@ -366,12 +341,12 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
             token, pending = pending, None
         if token in eos_ids or constraint_accepts_end(constraint, token):
             break
-        if stats.program_tokens >= plan.max_new_tokens:
-            raise GenerationError(
-                f"no complete program after max_new_tokens={plan.max_new_tokens} tokens; "
-                "raise max_new_tokens or simplify the instruction",
-                partial_program=constraint.program_text,
-            )
+        if stats.program_tokens >= budget:
+            raise meter.error(
+                f"no complete program within {budget} tokens ("
+                + ("max_new_tokens" if plan.max_new_tokens is not None else
+                   f"the budget for a document of {len(document.tokens)} tokens")
+                + "): the model is most likely repeating itself")
         stats.decoded_tokens += 1
         yield meter.token_event(token)
         feed = [token]

@@ -43,6 +43,11 @@ class SamplingPolicy:
     def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
         return self._sampler.choose(logits, allowed)
 
+    def verify(self, logits: Logits, allowed: npt.NDArray[np.bool_], drafted: int) -> int:
+        """The token taken where a draft proposes ``drafted``
+        (:meth:`~copygram.decode.sampling.Sampler.verify`: the model's distribution either way)."""
+        return self._sampler.verify(logits, allowed, drafted)
+
     def advance(self, token_id: int) -> None:
         pass
 

@@ -16,6 +16,7 @@ from copygram.decode.stats import RunStats
 from copygram.errors import GenerationError
 from copygram.language.ops import Program
 from copygram.language.resolve import resolve
+from copygram.language.syntaxes import get_syntax
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -48,6 +49,10 @@ def replay(plan: EditPlan, document: str, program: Program, *, instruction: str 
         # The order guard restricts what a model may choose; a given program that moves lines
         # is replayed under the unordered language.
         plan = dataclasses.replace(plan, ordered_copies=False)
+    # A given program may add far more than an edit's budget allows; it has this many tokens
+    # at most (every token is at least one byte).
+    budget = len(get_syntax(plan.syntax).render(program).encode("utf-8")) + 1
+    plan = dataclasses.replace(plan, max_new_tokens=max(plan.max_new_tokens or 0, budget))
     policy = TeacherPolicy(program, plan.syntax, plan.backend, plan.backend.eos_token_ids,
                            plan.token_bytes)
     events: list[Event] = list(stream_edit(plan, doc, instruction, policy))

@@ -56,9 +56,10 @@ class Sampler:
         self.sampling = sampling
         self._rng = np.random.default_rng(sampling.seed)
 
-    def choose(self, logits: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_]) -> int:
-        if self.sampling.temperature == 0:
-            return masked_argmax(logits, allowed)
+    def probabilities(self, logits: npt.NDArray[np.float32],
+                      allowed: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+        """The distribution a sampled choice draws from: softmax at the temperature over the
+        allowed tokens, cut to the top-p nucleus and renormalised (temperature > 0 only)."""
         scores = np.where(allowed, logits.astype(np.float64) / self.sampling.temperature, -np.inf)
         scores -= scores.max()
         probs = np.exp(scores)
@@ -70,4 +71,28 @@ class Sampler:
             trimmed = np.zeros_like(probs)
             trimmed[keep] = probs[keep]
             probs = trimmed / trimmed.sum()
+        return probs
+
+    def choose(self, logits: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_]) -> int:
+        if self.sampling.temperature == 0:
+            return masked_argmax(logits, allowed)
+        probs = self.probabilities(logits, allowed)
         return int(self._rng.choice(len(probs), p=probs))
+
+    def verify(self, logits: npt.NDArray[np.float32], allowed: npt.NDArray[np.bool_],
+               drafted: int) -> int:
+        """The token to take where a deterministic draft proposes ``drafted``: ``drafted`` itself
+        with probability ``p(drafted)``, else a draw from ``p`` with ``drafted`` removed and
+        renormalised (speculative sampling's rule for a draft that puts all its mass on one
+        token), so the token taken is distributed as :meth:`choose`'s. Greedy: the argmax."""
+        if self.sampling.temperature == 0:
+            return masked_argmax(logits, allowed)
+        probs = self.probabilities(logits, allowed)
+        if self._rng.random() < probs[drafted]:
+            return drafted
+        residual = probs.copy()
+        residual[drafted] = 0.0
+        total = residual.sum()
+        if total <= 0:  # p(drafted) == 1 up to rounding: nothing else can be drawn
+            return drafted
+        return int(self._rng.choice(len(residual), p=residual / total))

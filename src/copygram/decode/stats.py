@@ -16,6 +16,9 @@ class RunStats:
     forced_tokens: int = 0  # program tokens the grammar forced, spliced instead of decoded
     spliced_tokens: int = 0  # copied-content tokens appended by splices
     drafted_tokens: int = 0  # speculative draft tokens accepted
+    # Draft tokens verified and not taken (plain text generation counts them: Predicted
+    # Outputs' rejected prediction tokens; the program-mode loop does not).
+    rejected_tokens: int = 0
     forwards: int = 0
     # Greedy choices from a batched row within the backend's step tolerance, re-decided with a
     # one-token step (each costs one extra forward, counted in ``forwards``).

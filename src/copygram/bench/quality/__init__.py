@@ -11,6 +11,12 @@ row by row):
   (:class:`~copygram.decode.prompt.RewritePromptBuilder`), a plain greedy decode one token per forward
   with no grammar and no drafting, a token budget from the document's size
   (:func:`rewrite_budget`), and the file taken from the output by :func:`extract_document`.
+* ``rewrite-mode``: copygram's rewrite mode (``EditSession(..., mode="rewrite")``): the same
+  prompt, budget and fence stripping, the file itself as the speculative draft, verified in the
+  forward that appends it. Under greedy decoding it must write the baseline's output token for
+  token (``same_as_rewrite``; the baseline reads its first token from the batched prompt row,
+  rewrite mode re-decides a near-tie there with a one-token step, so a near-tie on the first
+  token is the one way they can differ).
 
 Beside them, ``copy_unchanged`` is the floor every edit should beat: the file returned as it
 came (its tests run too; its ``wall_s`` is 0).
@@ -26,11 +32,16 @@ a chat model ends its turn without the file's last newline.
 Pooled per dataset and approach, the ``--json`` layout is::
 
     {dataset: {approach: {"pass": n, "exact": n, "valid": n, "rows": n, "sim": x, "wall_s": x,
-                          "unchanged": n, "crashed": n, "decoded_tokens": n, "sim_valid": x}}}
+                          "unchanged": n, "crashed": n, "decoded_tokens": n, "sim_valid": x,
+                          "forwards": n, "accepted_prediction_tokens": n,
+                          "rejected_prediction_tokens": n, "same_as_rewrite": n}}}
 
 ``sim`` is the mean similarity over all rows with an invalid row counting 0, ``sim_valid`` the
 mean over valid rows only, ``wall_s`` the sum over rows; ``pass`` is ``null`` for a set without
-tests.
+tests. ``forwards`` (after the prompt), ``accepted_prediction_tokens`` and
+``rejected_prediction_tokens`` are sums (0 where an approach does not report them);
+``same_as_rewrite`` counts rewrite-mode rows whose raw output equals the baseline's on the same
+row (``null`` unless both ran). The table on stdout shows these in a second table.
 
 Cost: with the default model, ``--limit 3`` on one set takes well under a minute on 2 CPU cores;
 a capable model (1.5B) takes ~6 s a row and approach.
@@ -51,6 +62,7 @@ from copygram.bench.quality.approaches import (
     program_approach,
     rewrite_budget,
     rewrite_decode,
+    rewrite_mode_approach,
 )
 from copygram.bench.quality.command import add_arguments, data_path, parse_approaches, run, run_rows
 from copygram.bench.quality.report import Pooled, markdown_table, pool, write_plot
@@ -92,6 +104,7 @@ __all__ = [
     "program_approach",
     "rewrite_budget",
     "rewrite_decode",
+    "rewrite_mode_approach",
     "run",
     "run_rows",
     "score",

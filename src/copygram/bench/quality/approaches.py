@@ -1,10 +1,11 @@
-"""The approaches ``bench quality`` compares: copygram's program mode
-(:func:`program_approach`) and the rewrite baseline (:class:`RewriteBaseline`: the whole file
-rewritten by a plain greedy decode, the file taken out of the reply by :func:`extract_document`)."""
+"""The approaches ``bench quality`` compares: copygram's program mode (:func:`program_approach`),
+its rewrite mode (:func:`rewrite_mode_approach`: the model rewrites, the file drafts) and the
+rewrite baseline (:class:`RewriteBaseline`: the whole file rewritten by a plain greedy decode, the
+file taken out of the reply by :func:`~copygram.decode.rewrite.extract_document`, which rewrite
+mode uses too)."""
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,6 +14,8 @@ import numpy as np
 
 from copygram.bench.data import EditRow
 from copygram.bench.quality.scoring import Approach, ApproachResult
+from copygram.decode.rewrite import extract_document, rewrite_budget
+from copygram.decode.stats import RunStats
 from copygram.errors import CopygramError
 
 if TYPE_CHECKING:
@@ -21,47 +24,7 @@ if TYPE_CHECKING:
     from copygram.session import EditSession
 
 __all__ = ["RewriteBaseline", "RewriteOutput", "extract_document", "program_approach",
-           "rewrite_budget", "rewrite_decode"]
-
-
-_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[^\n`]*\n")
-
-
-def extract_document(output: str) -> str:
-    """The file in a rewrite's raw model output, deterministically.
-
-    If the output (after any blank lines that lead it) opens with a code fence line (three or
-    more backticks or tildes, then an optional language tag: ```` ```python ````), the file is
-    what follows that line up to the *last* line holding just the same fence marker (trailing
-    spaces allowed); the newline before the closing line belongs to the file's last line, and
-    whatever follows the closing line (a model's explanation) is dropped. A fence never closed
-    (the budget ran out) loses only its opening line. Any other output is the file as it
-    stands. Fences inside the file stay: only one surrounding fence goes.
-    """
-    start = 0
-    while True:
-        end = output.find("\n", start)
-        if end < 0 or output[start:end].strip():
-            break
-        start = end + 1
-    opening = _FENCE_OPEN.match(output, start)
-    if opening is None:
-        return output
-    marker = opening.group(1)
-    body = output[opening.end():]
-    closing = None
-    offset = 0
-    for line in body.splitlines(keepends=True):
-        if line.rstrip() == marker:
-            closing = offset
-        offset += len(line)
-    return body if closing is None else body[:closing]
-
-
-def rewrite_budget(document_tokens: int) -> int:
-    """The rewrite baseline's output budget: 1.5x the document's tokens plus 64 (a bug fix
-    barely changes a file's length; the slack covers fences and a few new lines)."""
-    return document_tokens + document_tokens // 2 + 64
+           "rewrite_budget", "rewrite_decode", "rewrite_mode_approach"]
 
 
 @dataclass(frozen=True)
@@ -80,9 +43,11 @@ class RewriteOutput:
     stop: str
     prefill_s: float
     decode_s: float
+    forwards: int = 0  # decode steps after the prompt
 
     def stats(self) -> dict[str, object]:
         return {"decoded_tokens": self.decoded_tokens, "prompt_tokens": self.prompt_tokens,
+                "forwards": self.forwards,
                 "budget": self.budget, "stop": self.stop, "prefill_s": self.prefill_s,
                 "decode_s": self.decode_s, "raw": self.raw}
 
@@ -116,6 +81,7 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
     tick = time.perf_counter()
     out: list[int] = []
     stop = "budget"
+    steps = 0
     while len(out) < budget:
         token = int(np.argmax(logits))
         if token in eos:
@@ -128,11 +94,12 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
             stop = "context"
             break
         logits = backend.decode(token)
+        steps += 1
     decode_s = time.perf_counter() - tick
     raw = backend.detokenize(out) if out else ""
     return RewriteOutput(text=extract_document(raw), raw=raw, prompt_tokens=len(prompt_ids),
                          decoded_tokens=len(out), budget=budget, stop=stop,
-                         prefill_s=prefill_s, decode_s=decode_s)
+                         prefill_s=prefill_s, decode_s=decode_s, forwards=steps)
 
 
 @dataclass
@@ -165,10 +132,37 @@ def program_approach(session: EditSession) -> Approach:
             partial = getattr(exc, "partial_program", None)
             if isinstance(partial, str):
                 stats["partial_program"] = partial
+            run_stats = getattr(exc, "stats", None)
+            if isinstance(run_stats, RunStats):  # what the failed run cost counts too
+                stats.update(decoded_tokens=run_stats.decoded_tokens,
+                             prompt_tokens=run_stats.prompt_tokens, forwards=run_stats.forwards)
             return None, stats, f"{type(exc).__name__}: {exc}"
         return result.text, {"decoded_tokens": result.stats.decoded_tokens,
                              "program": result.program_text,
                              "prompt_tokens": result.stats.prompt_tokens,
                              "forwards": result.stats.forwards}, None
+
+    return run
+
+
+def rewrite_mode_approach(session: EditSession) -> Approach:
+    """copygram's rewrite mode as an :data:`Approach` (``session`` must be in rewrite mode): the
+    same prompt, budget and fence stripping as the baseline, drafted from the file. Its stats
+    add ``accepted_prediction_tokens``, ``rejected_prediction_tokens``, ``forwards`` and
+    ``raw`` (compared with the baseline's by :func:`~copygram.bench.quality.command.run_rows`)."""
+    if session.mode != "rewrite":
+        raise ValueError("rewrite_mode_approach needs a session in rewrite mode")
+
+    def run(row: EditRow) -> ApproachResult:
+        try:
+            result = session.edit(row.before, row.instruction)
+        except CopygramError as exc:
+            return None, {}, f"{type(exc).__name__}: {exc}"
+        stats = result.stats
+        return result.text, {"decoded_tokens": stats.decoded_tokens,
+                             "accepted_prediction_tokens": stats.drafted_tokens,
+                             "rejected_prediction_tokens": stats.rejected_tokens,
+                             "forwards": stats.forwards, "tie_steps": stats.tie_steps,
+                             "prompt_tokens": stats.prompt_tokens, "raw": result.raw}, None
 
     return run

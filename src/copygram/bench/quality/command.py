@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import shutil
 import sys
@@ -14,12 +15,18 @@ from pathlib import Path
 from typing import TextIO
 
 from copygram.bench.data import DATA_ENV, EditRow, data_dir
-from copygram.bench.quality.approaches import RewriteBaseline, program_approach
+from copygram.bench.quality.approaches import (
+    RewriteBaseline,
+    program_approach,
+    rewrite_mode_approach,
+)
 from copygram.bench.quality.report import markdown_table, pool, write_plot
 from copygram.bench.quality.scoring import (
     APPROACHES,
     PROGRAM,
     QUALITY_DATASETS,
+    REWRITE,
+    REWRITE_MODE,
     UNCHANGED,
     Approach,
     RowQuality,
@@ -47,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None,
                         help="first N rows of each dataset (default: all)")
     parser.add_argument("--approaches", default=",".join(APPROACHES),
-                        help=f"comma-separated, from {', '.join(APPROACHES)} (default: both)")
+                        help=f"comma-separated, from {', '.join(APPROACHES)} (default: all)")
     parser.add_argument("--test-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds a row's tests may run (default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("--json", default=None, help="write the pooled results here")
@@ -107,15 +114,23 @@ def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
     for index, row in enumerate(rows):
         shift = index % len(names) if names else 0
         by_name: dict[str, RowQuality] = {}
+        outputs: dict[str, tuple[str | None, dict[str, object]]] = {}
         for name in names[shift:] + names[:shift]:
             quality, (text, stats, _) = evaluate_row(row, name, runners[name],
                                                      timeout_s=timeout_s)
             by_name[name] = quality
+            outputs[name] = text, {k: v for k, v in stats.items()
+                                   if isinstance(v, (str, int, float, bool))}
+        if REWRITE in outputs and REWRITE_MODE in outputs:
+            # Rewrite mode must write what the baseline writes, token for token, under greedy.
+            base, mode = outputs[REWRITE][1].get("raw"), outputs[REWRITE_MODE][1].get("raw")
+            by_name[REWRITE_MODE] = dataclasses.replace(
+                by_name[REWRITE_MODE], same_as_rewrite=base is not None and base == mode)
+        for name in names:
             if sink is not None:
-                scalars = {k: v for k, v in stats.items()
-                           if isinstance(v, (str, int, float, bool))}
-                sink.write(json.dumps({**quality.as_json(), "text": text, "stats": scalars})
-                           + "\n")
+                text, scalars = outputs[name]
+                sink.write(json.dumps({**by_name[name].as_json(), "text": text,
+                                       "stats": scalars}) + "\n")
         floor = floor_row(row, timeout_s=timeout_s)
         if sink is not None:
             sink.write(json.dumps(floor.as_json()) + "\n")
@@ -151,9 +166,12 @@ def run(args: argparse.Namespace) -> int:
     if args.n_threads:
         config["n_threads"] = args.n_threads
     session = EditSession.from_config(config)
+    rewriting = EditSession(session.backend, mode="rewrite", draft=session.draft,
+                            tie_tolerance=session.tie_tolerance)
     runners: dict[str, Approach] = {}
     for name in approaches:
         runners[name] = (program_approach(session) if name == PROGRAM
+                         else rewrite_mode_approach(rewriting) if name == REWRITE_MODE
                          else RewriteBaseline(session.backend))
     with contextlib.ExitStack() as stack:
         sink = stack.enter_context(Path(args.rows).open("w", encoding="utf-8")) if args.rows \

@@ -25,6 +25,7 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
         for name, group in approaches.items():
             valid = [q for q in group if q.valid]
             tested = [q for q in group if q.passed is not None]
+            compared = [q for q in group if q.same_as_rewrite is not None]
             pooled[dataset][name] = {
                 "pass": sum(bool(q.passed) for q in tested) if tested else None,
                 "exact": sum(q.exact for q in group),
@@ -36,6 +37,11 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
                 "crashed": sum(q.crashed for q in group),
                 "decoded_tokens": sum(q.decoded_tokens for q in group),
                 "sim_valid": (sum(q.similarity for q in valid) / len(valid)) if valid else None,
+                "forwards": sum(q.forwards for q in group),
+                "accepted_prediction_tokens": sum(q.accepted_prediction_tokens for q in group),
+                "rejected_prediction_tokens": sum(q.rejected_prediction_tokens for q in group),
+                "same_as_rewrite": (sum(bool(q.same_as_rewrite) for q in compared)
+                                    if compared else None),
             }
     return pooled
 
@@ -62,7 +68,29 @@ def markdown_table(pooled: Pooled) -> str:
                 f"| {_count(entry, 'crashed')} "
                 f"| {'-' if sim is None else f'{sim:.3f}'} "
                 f"| {'-' if wall is None else f'{wall:.1f}'} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _cost_table(pooled)
+
+
+def _cost_table(pooled: Pooled) -> str:
+    """What each approach that reports forwards spent: forwards, tokens decoded one forward at a
+    time, prediction tokens accepted and rejected (rewrite mode), and for rewrite mode how many
+    rows wrote exactly the baseline's output. Empty when no approach reports forwards."""
+    lines = []
+    for dataset, approaches in pooled.items():
+        for name, entry in approaches.items():
+            if not entry.get("forwards"):
+                continue
+            same = _count(entry, "same_as_rewrite")
+            lines.append(
+                f"| {dataset} | {name} | {int(entry.get('forwards') or 0)} "
+                f"| {int(entry.get('decoded_tokens') or 0)} "
+                f"| {int(entry.get('accepted_prediction_tokens') or 0)} "
+                f"| {int(entry.get('rejected_prediction_tokens') or 0)} | {same} |")
+    if not lines:
+        return ""
+    return ("\n| dataset | approach | forwards | decoded | accepted prediction "
+            "| rejected prediction | same as rewrite |\n|---|---|---|---|---|---|---|\n"
+            + "\n".join(lines) + "\n")
 
 
 def write_plot(directory: str | Path, pooled: Pooled) -> Path:

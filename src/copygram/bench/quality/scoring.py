@@ -9,20 +9,22 @@ import difflib
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from copygram.bench.data import EditRow
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, TestOutcome, has_tests, run_tests
 
-__all__ = ["APPROACHES", "PROGRAM", "QUALITY_DATASETS", "REWRITE", "UNCHANGED", "Approach",
+__all__ = ["APPROACHES", "PROGRAM", "QUALITY_DATASETS", "REWRITE", "REWRITE_MODE", "UNCHANGED",
+           "Approach",
            "ApproachResult", "RowQuality", "evaluate_row", "exact_match", "floor_row",
            "line_similarity", "score"]
 
 PROGRAM = "program"
 REWRITE = "rewrite"
+REWRITE_MODE = "rewrite-mode"
 UNCHANGED = "copy_unchanged"
-APPROACHES = (PROGRAM, REWRITE)
+APPROACHES = (PROGRAM, REWRITE, REWRITE_MODE)
 QUALITY_DATASETS: tuple[str, ...] = (
     "humanevalfix_docs_python",
     "humanevalfix_docs_js",
@@ -79,13 +81,17 @@ class RowQuality:
     error: str | None = None
     crashed: bool = False
     test_status: str | None = None  # TestOutcome.status, None when no test ran
+    forwards: int = 0  # forwards after the prompt, where the approach reports them
+    accepted_prediction_tokens: int = 0  # rewrite mode: drafted tokens the output took
+    rejected_prediction_tokens: int = 0  # rewrite mode: drafted tokens verified and dropped
+    same_as_rewrite: bool | None = None  # rewrite mode: raw output == the baseline's (same row)
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
 
 
-def _decoded(stats: Mapping[str, object]) -> int:
-    value = stats.get("decoded_tokens", 0)
+def _decoded(stats: Mapping[str, object], key: str = "decoded_tokens") -> int:
+    value = stats.get(key, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -137,6 +143,9 @@ def evaluate_row(row: EditRow, name: str, approach: Approach, *,
     text, stats, error = result
     quality, _ = score(row, name, text, wall_s=wall, decoded_tokens=_decoded(stats),
                        error=error, crashed=crashed, timeout_s=timeout_s)
+    quality = replace(quality, forwards=_decoded(stats, "forwards"),
+                      accepted_prediction_tokens=_decoded(stats, "accepted_prediction_tokens"),
+                      rejected_prediction_tokens=_decoded(stats, "rejected_prediction_tokens"))
     return quality, result
 
 

@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 from copygram.decode.drafting.drafter import Draft, DraftConfig, Drafter
-from copygram.decode.drafting.length import DraftLength
+from copygram.decode.drafting.length import DraftLength, DraftSizer
 from copygram.decode.drafting.ngram import DocumentIndex, NgramIndex
+from copygram.decode.drafting.prediction import PredictionDrafter
 
-__all__ = ["DocumentIndex", "Draft", "DraftConfig", "DraftLength", "Drafter", "NgramIndex"]
+__all__ = ["DocumentIndex", "Draft", "DraftConfig", "DraftLength", "DraftSizer", "Drafter",
+           "NgramIndex", "PredictionDrafter"]

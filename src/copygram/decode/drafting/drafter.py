@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from copygram.decode.drafting.length import DraftLength
+from copygram.decode.drafting.length import DraftSizer
 from copygram.decode.drafting.ngram import DocumentIndex, NgramIndex
 from copygram.decode.program_reader import OpReader
 from copygram.errors import ConfigError
@@ -102,10 +102,9 @@ class Drafter:
             self._instruction.extend(tokenize(escape_gen_text(instruction)))
         self._written = NgramIndex(config.max_ngram)
         self._text_cache: dict[str, list[int]] = {}
-        self._k: dict[str, int] = {}  # draft length per source, without ``adaptive``
         # Per edit: acceptance rates learnt here depend only on this edit's tokens.
-        self.lengths = (DraftLength(config.max_tokens, profile)
-                        if config.adaptive and profile is not None else None)
+        self._sizer = DraftSizer(config.max_tokens, profile, config.adaptive)
+        self.lengths = self._sizer.lengths
         # The complete ops so far, read incrementally: the cursor (last line copied), lines
         # generated since that copy, and whether the last op was a copy.
         self._reader = reader if reader is not None else OpReader(self._syntax)
@@ -118,7 +117,7 @@ class Drafter:
         # (first old line, gen text aligned, position in the old text, characters unmatched)
         self._alignment: tuple[int, str, int, int] | None = None
         self._old_cache: dict[int, str] = {}
-        self._misses: dict[str, int] = {}
+        self._misses = self._sizer.misses
 
     def _tokens(self, text: str) -> list[int]:
         if text not in self._text_cache:
@@ -147,7 +146,7 @@ class Drafter:
         """A draft continuing ``program`` (the text so far); ``context`` is every token after the
         prompt (program tokens and spliced copies), for n-gram lookup; ``feed`` is how many
         tokens the verifying forward appends before the draft (they make drafting cheaper)."""
-        self._feed = feed
+        self._feed = self._sizer.feed = feed
         if self.config.max_tokens == 0:
             return None
         partial = self._advance(program)
@@ -210,9 +209,7 @@ class Drafter:
         return Draft(tokens, closes, source=source)
 
     def _limit(self, source: str) -> int:
-        if self.lengths is not None:
-            return self.lengths.length(source, self._feed, self._misses.get(source, 0))
-        return self._k.get(source, self.config.max_tokens)
+        return self._sizer.limit(source)
 
     def with_content(self, draft: Draft, content_tokens: int) -> bool:
         """Whether the forward verifying ``draft`` (which closes a copy) should also splice the
@@ -226,15 +223,9 @@ class Drafter:
     def feedback(self, draft: Draft, accepted: int) -> None:
         """Learn from a verified draft. Without ``adaptive``: +2 tokens after a fully accepted
         draft, -1 otherwise, as transformers' assisted generation does."""
-        # Misses in a row, for this edit only: a source can be right in general and lost here
-        # (an inserted line has no old text to follow).
-        self._misses[draft.source] = self._misses.get(draft.source, 0) + 1 if accepted == 0 else 0
-        if self.lengths is not None:
-            self.lengths.observe_draft(draft.source, len(draft.tokens), accepted)
-            return
-        k = self._limit(draft.source)
-        k = k + 2 if accepted == len(draft.tokens) else k - 1
-        self._k[draft.source] = max(1, min(self.config.max_tokens, k))
+        # Misses in a row are counted for this edit only: a source can be right in general and
+        # lost here (an inserted line has no old text to follow).
+        self._sizer.feedback(draft.source, len(draft.tokens), accepted)
 
     # How far ahead a rewritten line may skip old text and still be followed, and how much new
     # text may pass without a match before the alignment is given up for n-gram lookup.

@@ -81,4 +81,37 @@ class DraftLength:
         return merged < verify + full / drafts * alone
 
 
-__all__ = ["DraftLength"]
+class DraftSizer:
+    """How long each source's next draft is, over one run: :class:`DraftLength` over the
+    backend's ``profile`` when ``adaptive`` (and a profile is given), else ``max_tokens`` shrunk
+    after rejections as transformers' assisted generation does (+2 tokens after a draft accepted
+    whole, -1 otherwise). Counts each source's drafts rejected from their first token in a row
+    (:attr:`misses`): a source can be right in general and lost here."""
+
+    def __init__(self, max_tokens: int, profile: BatchProfile | None,
+                 adaptive: bool = True) -> None:
+        self.max_tokens = max_tokens
+        self.lengths = DraftLength(max_tokens, profile) if adaptive and profile is not None \
+            else None
+        self.misses: dict[str, int] = {}
+        self.feed = 1  # tokens the next verifying forward appends before the draft
+        self._k: dict[str, int] = {}
+
+    def limit(self, source: str) -> int:
+        """Tokens to draft from ``source`` now (0: none)."""
+        if self.lengths is not None:
+            return self.lengths.length(source, self.feed, self.misses.get(source, 0))
+        return self._k.get(source, self.max_tokens)
+
+    def feedback(self, source: str, proposed: int, accepted: int) -> None:
+        """Learn from a verified draft of ``proposed`` tokens, ``accepted`` of them taken."""
+        self.misses[source] = self.misses.get(source, 0) + 1 if accepted == 0 else 0
+        if self.lengths is not None:
+            self.lengths.observe_draft(source, proposed, accepted)
+            return
+        k = self.limit(source)
+        k = k + 2 if accepted == proposed else k - 1
+        self._k[source] = max(1, min(self.max_tokens, k))
+
+
+__all__ = ["DraftLength", "DraftSizer"]

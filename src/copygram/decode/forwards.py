@@ -1,0 +1,97 @@
+"""Forwards through a backend, counted and timed, and the near-tie rule that keeps batching from
+changing greedy output. Shared by the program-mode loop (:mod:`copygram.decode.loop`) and plain
+text generation (:mod:`copygram.decode.complete`).
+
+Batched rows are not bit-equal to one-token steps on every stack (llama.cpp's differ by up to
+~0.6 in the top-2 margin), so a greedy choice read from a row of a multi-token forward whose
+top-2 margin is within the tie tolerance is re-decided from a one-token step at that position
+(:meth:`Forwards.decide`; counted in ``RunStats.tie_steps``). The tolerance is the session's
+``tie_tolerance`` or else the backend's fixed ``BatchProfile.step_tolerance``: nothing here reads
+a clock to shape a batch, so the same input gives the same output on every run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from copygram.decode.sampling import top2_margin
+from copygram.decode.stats import RunStats
+
+if TYPE_CHECKING:
+    from copygram.backends.base import Backend, Logits
+    from copygram.decode.policies import Policy
+
+
+class Forwards:
+    """One run's forwards through ``backend`` (into :attr:`stats`) and its choices by ``policy``.
+
+    ``tie_tolerance``: the session's override of the backend's ``step_tolerance`` (``None``: the
+    backend's). Only a greedy choice is ever re-decided: a teacher ignores logits, a sampler draws
+    anyway, so for those the tolerance is 0."""
+
+    def __init__(self, backend: Backend, policy: Policy,
+                 tie_tolerance: float | None = None) -> None:
+        self.backend, self.policy = backend, policy
+        tolerance = (backend.batch_profile.step_tolerance if tie_tolerance is None
+                     else tie_tolerance)
+        self.tie_tolerance = tolerance if policy.greedy else 0.0
+        self.last_batched = False  # whether the last forward appended more than one token
+        self.stats = RunStats()
+
+    def decide(self, logits: Logits, allowed: npt.NDArray[np.bool_],
+               restep: Callable[[], Logits]) -> tuple[int, Logits]:
+        """The policy's choice from a row of a multi-token forward. Where the row's top-2 margin
+        over the ``allowed`` tokens is within the tie tolerance, ``restep()`` (a one-token step
+        at the same position, which leaves the cache ending there) decides instead. Returns the
+        choice and the logits it came from (``logits`` itself unless re-decided). Costs one
+        top-2 scan of the vocabulary per call, and a forward per re-decision."""
+        token = self.policy.choose(logits, allowed)
+        if self.tie_tolerance > 0 and top2_margin(logits, allowed) <= self.tie_tolerance:
+            self.stats.tie_steps += 1
+            logits = restep()
+            token = self.policy.choose(logits, allowed)
+        return token, logits
+
+    def restep_last(self) -> Logits:
+        """Drop the cache's last token and append it again in a one-token step."""
+        last = self.backend.cached_ids[-1]
+        self.backend.truncate(self.backend.n_tokens - 1)
+        return self.forward([last])
+
+    def restep_at(self, base: int, ids: list[int], row: int) -> Logits:
+        """Re-decide row ``row`` of a forward that appended ``ids`` after ``base`` cached
+        tokens: cut the cache to ``base + row`` and append ``ids[row]`` in a one-token step."""
+        self.backend.truncate(base + row)
+        return self.forward([ids[row]])
+
+    def _record(self, n_tokens: int, since: float) -> None:
+        elapsed = time.perf_counter() - since
+        self.last_batched = n_tokens > 1
+        if n_tokens == 1:
+            self.stats.decode_s += elapsed
+        else:
+            self.stats.splice_s += elapsed
+        self.stats.forwards += 1
+        self.stats.forward_tokens.append(n_tokens)
+
+    def forward(self, ids: list[int]) -> Logits:
+        """Append ``ids`` (a decode step for one, a splice for more); logits after the last."""
+        tick = time.perf_counter()
+        logits = self.backend.decode(ids[0]) if len(ids) == 1 else self.backend.splice(ids)
+        self._record(len(ids), tick)
+        return logits
+
+    def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
+        """Append ``ids`` in one forward; logits after each ``ids[r]``, ``r`` in ``rows``."""
+        tick = time.perf_counter()
+        logits = self.backend.splice_all(ids, rows=rows)
+        self._record(len(ids), tick)
+        return logits
+
+
+__all__ = ["Forwards"]

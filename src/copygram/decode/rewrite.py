@@ -1,0 +1,88 @@
+"""Rewrite mode: the model writes the whole edited document as plain text, and the document (or a
+caller's ``prediction``) is the speculative draft, verified in the forward that appends it.
+
+The prompt is :class:`~copygram.decode.prompt.RewritePromptBuilder`'s (the session's prompt
+builder), the loop is :func:`copygram.decode.complete.generate` with a
+:class:`~copygram.decode.drafting.prediction.PredictionDrafter` over the draft text, and the edited
+document is :func:`extract_document` of the model's raw output. Under greedy decoding the output
+is token-identical to a plain step-by-step greedy decode of the same prompt (docs/rewrite.md);
+the output budget is :func:`rewrite_budget` of the document unless the session sets
+``max_new_tokens``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from copygram.decode.complete import TextPolicy, generate, prediction_source
+from copygram.decode.completion import CompletionDoneEvent
+from copygram.decode.document import EditDocument
+from copygram.decode.events import DoneEvent, EditResult, Event
+from copygram.decode.loop import EditPlan, check_fits, prompt_ids
+from copygram.language.ops import Gen, Program
+
+_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[^\n`]*\n")
+
+
+def extract_document(output: str) -> str:
+    """The file in a rewrite's raw model output, deterministically.
+
+    If the output (after any blank lines that lead it) opens with a code fence line (three or
+    more backticks or tildes, then an optional language tag: ```` ```python ````), the file is
+    what follows that line up to the *last* line holding just the same fence marker (trailing
+    spaces allowed); the newline before the closing line belongs to the file's last line, and
+    whatever follows the closing line (a model's explanation) is dropped. A fence never closed
+    (the budget ran out) loses only its opening line. Any other output is the file as it
+    stands. Fences inside the file stay: only one surrounding fence goes.
+    """
+    start = 0
+    while True:
+        end = output.find("\n", start)
+        if end < 0 or output[start:end].strip():
+            break
+        start = end + 1
+    opening = _FENCE_OPEN.match(output, start)
+    if opening is None:
+        return output
+    marker = opening.group(1)
+    body = output[opening.end():]
+    closing = None
+    offset = 0
+    for line in body.splitlines(keepends=True):
+        if line.rstrip() == marker:
+            closing = offset
+        offset += len(line)
+    return body if closing is None else body[:closing]
+
+
+def rewrite_budget(document_tokens: int) -> int:
+    """A rewrite's output budget: 1.5x the document's tokens plus 64 (a bug fix barely changes a
+    file's length; the slack covers fences and a few new lines)."""
+    return document_tokens + document_tokens // 2 + 64
+
+
+def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, policy: TextPolicy,
+                   prediction: str | None = None) -> Iterator[Event]:
+    """One rewrite-mode edit: the prompt, the room check (the prompt and about the document's
+    tokens again must fit), then :func:`~copygram.decode.complete.generate` drafting from
+    ``prediction`` (default: the document). Yields its token and span events, then a
+    :class:`DoneEvent` whose :class:`EditResult` has the extracted document as ``text`` and the
+    model's output as ``raw`` (and ``program_text``); ``program`` is one gen op of the text."""
+    prompt = prompt_ids(plan, document.text, instruction)
+    check_fits(plan.backend, prompt, document)
+    budget = (plan.max_new_tokens if plan.max_new_tokens is not None
+              else rewrite_budget(len(document.tokens)))
+    source = prediction_source(plan, document.text if prediction is None else prediction)
+    for event in generate(plan, prompt, policy, max_tokens=budget, source=source):
+        if not isinstance(event, CompletionDoneEvent):
+            yield event
+            continue
+        completion = event.result
+        text = extract_document(completion.raw)
+        yield DoneEvent(EditResult(text=text, program=Program([Gen(text)] if text else []),
+                                   program_text=completion.raw, stats=completion.stats,
+                                   raw=completion.raw))
+
+
+__all__ = ["extract_document", "rewrite_budget", "stream_rewrite"]

@@ -1,0 +1,107 @@
+"""``copygram serve``: run the OpenAI-compatible server (docs/serve.md) on one model.
+
+The model loads before the port opens (a bad config or a missing model fails at once, as
+``copygram edit`` fails), then uvicorn serves :func:`copygram.serve.app.create_app` until Ctrl-C.
+This module imports neither starlette nor uvicorn until :func:`run`, so that ``copygram --help``
+works without the ``serve`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from pathlib import Path
+
+from copygram.errors import ConfigError, missing_dependency
+
+API_KEY_ENV = "COPYGRAM_API_KEY"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path,
+                        help="TOML config (backend, model, sampling defaults; docs/config.md)")
+    parser.add_argument("--model", metavar="NAME|PATH",
+                        help="a catalog name or a .gguf path (overrides the config's model)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default: %(default)s, this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="default: %(default)s")
+    parser.add_argument("--api-key", metavar="KEY",
+                        help=f"require 'Authorization: Bearer KEY' on every request "
+                             f"(default: ${API_KEY_ENV} if set)")
+    parser.add_argument("--max-waiting", type=int, default=16, metavar="N",
+                        help="requests queued behind the running one before 429 "
+                             "(default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                        help="per-request limit, queueing included (default: %(default)s)")
+    parser.add_argument("--max-body-mb", type=float, default=8.0, metavar="MB",
+                        help="largest request body accepted, 413 above (default: %(default)s)")
+    parser.add_argument("--log-level", default="info",
+                        choices=["critical", "error", "warning", "info", "debug"])
+
+
+def model_names(model: str, is_catalog: bool) -> tuple[str, list[str]]:
+    """The id ``/v1/models`` lists for ``model`` and the other names requests may use: a
+    catalog entry by its name (its alias too), a file by its name."""
+    from copygram import catalog
+
+    if is_catalog:
+        name = catalog.ALIASES.get(model, model)
+        aliases = {model, *(alias for alias, target in catalog.ALIASES.items() if target == name)}
+        return name, sorted(aliases - {name})
+    return Path(model).name, [model]
+
+
+def _check(args: argparse.Namespace) -> None:
+    if not 0 < args.port < 65536:
+        raise ConfigError(f"--port {args.port}: use 1 to 65535")
+    if args.max_waiting < 0:
+        raise ConfigError(f"--max-waiting {args.max_waiting}: use 0 or more")
+    if not args.timeout > 0:
+        raise ConfigError(f"--timeout {args.timeout}: use a positive number of seconds")
+    if not args.max_body_mb > 0:
+        raise ConfigError(f"--max-body-mb {args.max_body_mb}: use a positive number")
+    if args.config and not args.config.is_file():
+        raise ConfigError(f"--config {args.config}: no such file")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    from copygram import EditSession
+    from copygram.config import parse_config, read_config
+
+    _check(args)
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise missing_dependency("uvicorn", "serve") from exc
+    from copygram.serve.app import create_app  # without starlette: the same error, named
+    config = read_config(args.config) if args.config else {}
+    if args.model:
+        config["model"] = args.model
+    backend = parse_config(config).backend  # every key checked before the model loads
+    api_key = args.api_key or os.environ.get(API_KEY_ENV) or None
+    if not _loopback(args.host) and not api_key:
+        print(f"copygram: warning: serving on {args.host} with no API key: anyone who can "
+              f"reach this address can use the model (set --api-key or ${API_KEY_ENV})",
+              file=sys.stderr)
+    print(f"copygram: loading {backend.model} on {backend.backend}", file=sys.stderr)
+    session = EditSession.from_config(config)
+    model_id, aliases = model_names(backend.model, backend.is_catalog_model)
+    app = create_app(lambda: session, model_id=model_id, aliases=aliases, api_key=api_key,
+                     max_body_bytes=int(args.max_body_mb * (1 << 20)),
+                     max_waiting=args.max_waiting, timeout_s=args.timeout)
+    print(f"copygram: serving {model_id} at http://{args.host}:{args.port}/v1"
+          + (" (API key required)" if api_key else ""), file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                timeout_graceful_shutdown=5)
+    return 0

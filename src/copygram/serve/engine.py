@@ -1,0 +1,293 @@
+"""What a request runs on the model: each endpoint's work as an iterator of :data:`Item` s.
+
+These functions run on the queue's worker thread (:mod:`copygram.serve.queue`), the only thread
+that touches the session. Every one yields :class:`Started` once the request is known to fit and
+the model has produced its first event (so that a streamed response can still answer an error
+with its status code until then), then :class:`Delta` s of output text or :class:`Progress`
+events, then one :class:`Finished`. A bad request found only here (a document or conversation
+that does not fit the context) is an :class:`~copygram.serve.schemas.ApiError`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from copygram.errors import ConfigError, CopygramError, DocumentError, GenerationError
+from copygram.serve.schemas import ApiError, ChatRequest, EditRequest, JSONObject
+
+if TYPE_CHECKING:
+    from copygram.decode.sampling import Sampling
+    from copygram.decode.stats import RunStats
+    from copygram.session import EditSession
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+    accepted_prediction_tokens: int = 0
+    rejected_prediction_tokens: int = 0
+
+    def as_dict(self) -> JSONObject:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "completion_tokens_details": {
+                "accepted_prediction_tokens": self.accepted_prediction_tokens,
+                "rejected_prediction_tokens": self.rejected_prediction_tokens,
+                "reasoning_tokens": 0,
+            },
+        }
+
+
+@dataclass(frozen=True)
+class Started:
+    """The request fits and generation has begun."""
+
+
+@dataclass(frozen=True)
+class Delta:
+    """Output text, in order (never a broken UTF-8 sequence)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Progress:
+    """An edit-program event for a streamed ``/v1/edits`` (``{"type": "token" | "copy", ...}``)."""
+
+    event: JSONObject
+
+
+@dataclass(frozen=True)
+class Finished:
+    text: str
+    usage: Usage
+    finish_reason: str = "stop"  # or "length": max_tokens reached
+    program: str | None = None
+    stats: JSONObject = field(default_factory=dict)
+
+
+Item = Started | Delta | Progress | Finished
+
+
+class SessionHolder:
+    """The one session of the server, built by ``factory`` on first use (on the worker thread).
+    A factory that fails is not retried: every request then gets a 503 with its message."""
+
+    def __init__(self, factory: Callable[[], EditSession]) -> None:
+        self._factory = factory
+        self._session: EditSession | None = None
+        self._error: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        return self._session is not None
+
+    @property
+    def error(self) -> str | None:
+        return self._error
+
+    def get(self) -> EditSession:
+        with self._lock:
+            if self._session is None and self._error is None:
+                try:
+                    self._session = self._factory()
+                except Exception as exc:  # noqa: BLE001 - reported on every request
+                    self._error = f"{type(exc).__name__}: {exc}"
+            if self._session is None:
+                raise ApiError(503, f"the model could not be loaded: {self._error}",
+                               kind="server_error", code="model_unavailable")
+            return self._session
+
+
+class Utf8Text:
+    """Token bytes in, text out: a character split across tokens comes out whole, with the
+    token that completes it."""
+
+    def __init__(self, token_bytes: list[bytes]) -> None:
+        self._token_bytes = token_bytes
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def add(self, token_id: int) -> str:
+        return self._decoder.decode(self._token_bytes[token_id])
+
+    def flush(self) -> str:
+        return self._decoder.decode(b"", final=True)
+
+
+STAT_KEYS = ("prompt_tokens", "output_tokens", "decoded_tokens", "forced_tokens",
+             "spliced_tokens", "drafted_tokens", "rejected_tokens", "forwards", "tie_steps",
+             "copy_ops", "gen_ops", "prefill_s", "decode_s", "splice_s", "constraint_s", "wall_s")
+
+
+def stats_dict(stats: RunStats) -> JSONObject:
+    """The run's counters and timings (the per-forward lists left out)."""
+    return {key: getattr(stats, key) for key in STAT_KEYS if hasattr(stats, key)}
+
+
+def bad_document(exc: DocumentError, param: str) -> ApiError:
+    """A :class:`DocumentError` from the session as a 400 (it says what to do, and for a
+    context that is too small by how much)."""
+    context = "context" in str(exc)
+    return ApiError(400, str(exc), param=param,
+                    code="context_length_exceeded" if context else "invalid_value")
+
+
+def failed(exc: CopygramError) -> ApiError:
+    """An error of the model's run (no complete program, a backend failure) as a 500."""
+    message = str(exc)
+    if isinstance(exc, GenerationError) and exc.partial_program:
+        message += f" (partial program: {exc.partial_program[:2000]!r})"
+    return ApiError(500, message, kind="server_error", code="generation_failed")
+
+
+# ------------------------------------------------------------------------------ /v1/edits
+
+
+def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
+    """``mode: "program"``: the model writes an edit program (copygram's decode loop). The
+    stream's events are the tokens the model chose (``start``/``end``: their bytes in the
+    program text; the markup the grammar forces has no event) and the copies; the final item
+    holds the whole program."""
+    from copygram.decode.events import CopyEvent, DoneEvent, GenTokenEvent
+
+    text = Utf8Text(session.token_bytes())
+    started, end = False, 0
+    try:
+        for event in session.stream(request.document, request.instruction):
+            if not started:
+                started = True
+                yield Started()
+            if isinstance(event, GenTokenEvent):
+                # Tokens the grammar forced (markup) have no event: a gap between offsets.
+                gap = text.flush() if event.start != end else ""
+                yield Progress({"type": "token", "text": gap + text.add(event.token_id),
+                                "drafted": event.drafted, "start": event.start,
+                                "end": event.end})
+                end = event.end
+            elif isinstance(event, CopyEvent):
+                yield Progress({"type": "copy", "start": event.lines.start,
+                                "end": event.lines.end, "n_tokens": event.n_tokens})
+            elif isinstance(event, DoneEvent):
+                result = event.result
+                stats = result.stats
+                yield Finished(text=result.text, program=result.program_text,
+                               usage=Usage(stats.prompt_tokens, stats.program_tokens),
+                               stats=stats_dict(stats))
+                return
+    except DocumentError as exc:
+        raise bad_document(exc, "document") from None
+    except CopygramError as exc:
+        raise failed(exc) from None
+
+
+def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
+    """``mode: "rewrite"``: the model rewrites the document as plain text, drafted from the
+    ``prediction`` (default: the document). The stream's events are the raw reply's text
+    (``drafted``: accepted from the draft); the final item's text is the document taken out of
+    the reply (a surrounding code fence stripped)."""
+    from copygram.decode.completion import SpanEvent, TokenEvent
+    from copygram.decode.events import DoneEvent
+
+    started = False
+    try:
+        for event in session.stream(request.document, request.instruction, request.prediction):
+            if not started:
+                started = True
+                yield Started()
+            if isinstance(event, TokenEvent | SpanEvent):
+                if event.text:
+                    yield Progress({"type": "text", "text": event.text,
+                                    "drafted": isinstance(event, SpanEvent)})
+            elif isinstance(event, DoneEvent):
+                stats = event.result.stats
+                yield Finished(text=event.result.text, usage=Usage(
+                    stats.prompt_tokens, stats.output_tokens, stats.drafted_tokens,
+                    stats.rejected_tokens), stats=stats_dict(stats))
+                return
+    except DocumentError as exc:
+        raise bad_document(exc, "document") from None
+    except CopygramError as exc:
+        raise failed(exc) from None
+
+
+def in_mode(session: EditSession, mode: str) -> EditSession:
+    """``session``, or a session in ``mode`` over the same backend and settings (the same model
+    and KV cache: a prefix one mode's prompt left is reused by the other's). Built per call:
+    ~microseconds, the vocabulary's bytes shared."""
+    from copygram.session import EditSession
+
+    if session.mode == mode:
+        return session
+    other = EditSession(session.backend, engine=session.engine, syntax=session.syntax,
+                        sampling=session.sampling, max_new_tokens=session.max_new_tokens,
+                        splice_forced=session.splice_forced, draft=session.draft,
+                        ordered_copies=session.ordered_copies,
+                        tie_tolerance=session.tie_tolerance, mode=mode)
+    other._token_bytes = session.token_bytes()
+    return other
+
+
+def edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
+    """The work of one ``/v1/edits`` request."""
+    run = program_edit if request.mode == "program" else rewrite_edit
+    return run(in_mode(session, request.mode), request)
+
+
+# ------------------------------------------------------------------------ chat completions
+
+
+def sampling_for(session: EditSession, request: ChatRequest) -> Sampling:
+    """The request's sampling, each key the session's where the request leaves it out. A
+    ``top_p`` of 0 keeps only the likeliest token: greedy."""
+    from copygram.decode.sampling import Sampling
+
+    base = session.sampling
+    temperature = base.temperature if request.temperature is None else request.temperature
+    top_p = base.top_p if request.top_p is None else request.top_p
+    if top_p == 0:
+        temperature, top_p = 0.0, 1.0
+    return Sampling(temperature=temperature, top_p=top_p,
+                    seed=base.seed if request.seed is None else request.seed)
+
+
+def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
+    """The work of one ``/v1/chat/completions`` request: :meth:`EditSession.complete` (the chat
+    template, the context check, the prediction as the draft, stop strings held back)."""
+    from copygram.decode.completion import CompletionDoneEvent
+
+    try:
+        events = session.complete([m.as_dict() for m in request.messages],
+                                  prediction=request.prediction, max_tokens=request.max_tokens,
+                                  sampling=sampling_for(session, request), stop=request.stop)
+        started = False
+        for event in events:
+            if not started:
+                started = True
+                yield Started()
+            if event.text:
+                yield Delta(event.text)
+            if isinstance(event, CompletionDoneEvent):
+                done = event.result
+                yield Finished(text=done.text, finish_reason=done.finish_reason, usage=Usage(
+                    done.prompt_tokens, done.completion_tokens, done.accepted_prediction_tokens,
+                    done.rejected_prediction_tokens), stats=stats_dict(done.stats))
+                return
+    except DocumentError as exc:
+        raise bad_document(exc, "messages") from None
+    except ConfigError as exc:
+        raise ApiError(400, str(exc), code="invalid_value") from None
+    except CopygramError as exc:
+        raise failed(exc) from None
+
+
+__all__ = ["Delta", "Finished", "Item", "Progress", "SessionHolder", "Started", "Usage",
+           "Utf8Text", "bad_document", "chat", "edit", "failed", "in_mode", "program_edit",
+           "rewrite_edit", "sampling_for", "stats_dict"]

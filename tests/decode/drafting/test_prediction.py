@@ -1,0 +1,137 @@
+"""The line-aligned prediction drafter: where it follows the prediction after kept, changed,
+inserted and deleted lines, drafts off a token boundary, n-gram fallback, sizes."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from copygram.backends.base import LLAMACPP_CPU
+from copygram.decode.drafting import Draft, DraftConfig, PredictionDrafter
+from tests.strategies import texts
+
+BYTES = [bytes([i]) for i in range(256)]
+AB = 256  # a merged token "ab", to put token boundaries where bytes have none
+VOCAB = [*BYTES, b"ab"]
+FIXED = DraftConfig(max_tokens=40, adaptive=False)
+
+
+def tokenize(text: str) -> list[int]:
+    """Bytes, with every "ab" one token."""
+    out: list[int] = []
+    data = text.encode()
+    i = 0
+    while i < len(data):
+        if data[i : i + 2] == b"ab":
+            out.append(AB)
+            i += 2
+        else:
+            out.append(data[i])
+            i += 1
+    return out
+
+
+def drafter(prediction: str, config: DraftConfig = FIXED) -> PredictionDrafter:
+    return PredictionDrafter(prediction, tokenize, VOCAB, config)
+
+
+def text_of(draft: Draft | None) -> str:
+    assert draft is not None
+    return b"".join(VOCAB[t] for t in draft.tokens).decode()
+
+
+def propose(d: PredictionDrafter, output: str) -> Draft | None:
+    return d.propose(tokenize(output))
+
+
+PREDICTION = "x = 1\ny = 2\nz = 3\n"
+
+
+def test_kept_lines_draft_the_rest_of_the_line_and_the_lines_after() -> None:
+    d = drafter(PREDICTION)
+    assert text_of(propose(d, "")) == PREDICTION
+    draft = propose(d, "x = 1\ny")
+    assert text_of(draft) == " = 2\nz = 3\n" and draft is not None and draft.source == "line"
+    assert d.anchor == 1
+
+
+def test_a_changed_line_is_passed_over_and_an_inserted_line_waits() -> None:
+    changed = drafter(PREDICTION)
+    assert text_of(propose(changed, "x = 1\ny = 5\n")) == "z = 3\n"
+    inserted = drafter(PREDICTION)
+    assert text_of(propose(inserted, "x = 1\nprint('hello world')\n")) == "y = 2\nz = 3\n"
+
+
+def test_a_deleted_line_is_found_again_by_the_line_the_output_starts() -> None:
+    d = drafter(PREDICTION)
+    assert text_of(propose(d, "x = 1\nz")) == " = 3\n"
+    d = drafter(PREDICTION)
+    propose(d, "x = 1\nz = 3\n")  # re-anchored past the line it reproduced
+    assert d.anchor == 3 and propose(d, "x = 1\nz = 3\n") is None
+
+
+def test_a_trivial_line_re_anchors_only_close_by() -> None:
+    prediction = "".join(f"value_{i} = {i}\n" for i in range(10)) + "}\n"
+    d = drafter(prediction)
+    propose(d, "}\n")  # ten lines ahead: not taken for the "}" the prediction ends with
+    assert d.anchor == 0
+
+
+def test_the_rest_of_a_changed_line_is_resynchronised() -> None:
+    d = drafter("value = compute(alpha, beta)\nnext\n")
+    draft = propose(d, "value = compute(alpha, gamma, beta")
+    assert draft is not None and draft.source == "resync" and text_of(draft) == ")\nnext\n"
+
+
+def test_n_gram_lookup_is_the_fallback() -> None:
+    d = drafter("qq\nrr\n")
+    draft = propose(d, "qq\nrr\nxq")
+    assert draft is not None and draft.source == "lookup" and text_of(draft).startswith("q\nrr")
+
+
+def test_off_a_token_boundary_the_rest_is_tokenized() -> None:
+    d = drafter("xab\ny\n")
+    assert d.propose([ord("x"), ord("a")]) == Draft([ord("b"), ord("\n"), ord("y"), ord("\n")],
+                                                    source="line")
+    d = drafter("xab\ny\n")
+    assert d.propose([ord("x"), AB]) == Draft([ord("\n"), ord("y"), ord("\n")], source="line")
+
+
+def test_nothing_to_draft() -> None:
+    assert drafter("").propose(tokenize("anything")) is None
+    assert drafter(PREDICTION, DraftConfig(max_tokens=0)).propose([]) is None
+
+
+def test_draft_sizes_follow_the_cost_curve_and_the_cap() -> None:
+    capped = drafter(PREDICTION * 5, DraftConfig(max_tokens=4, adaptive=False))
+    draft = propose(capped, "")
+    assert draft is not None and len(draft.tokens) == 4
+    adaptive = PredictionDrafter(PREDICTION * 5, tokenize, VOCAB, DraftConfig(max_tokens=16),
+                                 LLAMACPP_CPU)
+    sizes = []
+    output = ""
+    for _ in range(30):
+        draft = propose(adaptive, output)
+        sizes.append(0 if draft is None else len(draft.tokens))
+        if draft is not None:
+            adaptive.feedback(draft, len(draft.tokens))  # always right: drafts grow
+            output += text_of(draft)
+        output += (PREDICTION * 5)[len(output)] if len(output) < len(PREDICTION * 5) else ""
+    assert max(sizes) > 1 and all(size <= 16 for size in sizes)
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts, texts, st.integers(0, 40))
+def test_drafts_depend_only_on_the_tokens(prediction: str, output: str, cut: int) -> None:
+    runs = []
+    for _ in range(2):
+        d = PredictionDrafter(prediction, tokenize, VOCAB, DraftConfig(), LLAMACPP_CPU)
+        tokens = tokenize(output)
+        drafts = []
+        for end in range(0, len(tokens) + 1, max(1, cut)):
+            draft = d.propose(tokens[:end])
+            drafts.append(draft)
+            if draft is not None:
+                d.feedback(draft, min(len(draft.tokens), end % 3))
+        runs.append(drafts)
+    assert runs[0] == runs[1]

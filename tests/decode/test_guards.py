@@ -1,0 +1,77 @@
+"""Bounded runs: a looping model ends on its token budget or the repeat guard, with a typed error
+that carries the partial program and the run's stats, never by filling the context."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram import Copy, EditSession, Gen, GenerationError, Program
+from copygram.decode.document import EditDocument
+from copygram.decode.guards import REPEAT_LIMIT, RepeatGuard, token_budget
+from copygram.decode.stats import RunStats
+from copygram.testing import ScriptedBackend
+
+DOCUMENT = "def f(x):\n    return x + 1\n"
+
+
+def tokenize(text: str) -> list[int]:
+    return list(text.encode())
+
+
+def test_the_budget_is_derived_from_the_document_and_fits_the_context() -> None:
+    document = EditDocument(DOCUMENT, tokenize)
+    n = len(DOCUMENT.encode())
+    assert token_budget(document, 100, 1 << 16, None) == 2 * n + 256
+    assert token_budget(document, 100, 1 << 16, 50) == 50
+    # Prompt + budget + the copied lines never exceed the context.
+    assert token_budget(document, 100, 400, None) == 400 - 100 - n - 8
+    assert token_budget(document, 100, 400, 10_000) == 400 - 100 - n - 8
+
+
+def test_the_repeat_guard_counts_identical_non_blank_lines_in_a_row() -> None:
+    guard = RepeatGuard()
+    assert guard.feed(b"x = 1\n" * (REPEAT_LIMIT - 1)) is None
+    assert guard.feed(b"\n\n") is None  # blank lines neither count nor reset
+    assert guard.feed(b"x = 1\n") == b"x = 1"
+    other = RepeatGuard()
+    assert other.feed((b"a\n" * (REPEAT_LIMIT - 1) + b"b\n") * 3) is None
+
+
+@given(st.lists(st.sampled_from([b"a\n", b"b\n", b"\n", b"a", b"\na\n"]), max_size=60))
+def test_the_guard_fires_exactly_when_a_line_repeats_eight_times(chunks: list[bytes]) -> None:
+    guard = RepeatGuard()
+    fired = any(guard.feed(chunk) is not None for chunk in chunks)
+    lines = [line for line in b"".join(chunks).split(b"\n")[:-1] if line.strip()]
+    runs = [1]
+    for previous, line in itertools.pairwise(lines):
+        runs.append(runs[-1] + 1 if line == previous else 1)
+    assert fired == (bool(lines) and max(runs) >= REPEAT_LIMIT)
+
+
+def test_a_model_repeating_a_line_is_stopped_with_its_partial_program() -> None:
+    looping = Program([Copy(1, 1), Gen("    x = 1\n" * 40)])
+    backend = ScriptedBackend(DOCUMENT, looping)
+    with pytest.raises(GenerationError, match="8 times in a row: it is looping") as caught:
+        EditSession(backend).edit(DOCUMENT, "x")
+    error = caught.value
+    # the first line starts with the gen tag: it is not one of the identical ones
+    assert error.partial_program.count("    x = 1\n") == REPEAT_LIMIT + 1
+    assert isinstance(error.stats, RunStats) and error.stats.program_tokens > 0
+    assert "--show-program" in str(error)
+
+
+def test_a_model_that_never_ends_stops_on_the_budget_not_on_the_context() -> None:
+    endless = Program([Copy(1, 1), Gen("".join(f"    y{i} = {i}\n" for i in range(400)))])
+    backend = ScriptedBackend(DOCUMENT, endless, context_length=1200)
+    with pytest.raises(GenerationError, match="no complete program within") as caught:
+        EditSession(backend).edit(DOCUMENT, "x")
+    stats = caught.value.stats
+    assert isinstance(stats, RunStats)
+    assert backend.n_tokens < backend.context_length
+    assert "for a document of" in str(caught.value)
+    with pytest.raises(GenerationError, match=r"within 20 tokens \(max_new_tokens\)"):
+        EditSession(ScriptedBackend(DOCUMENT, endless), max_new_tokens=20).edit(DOCUMENT, "x")

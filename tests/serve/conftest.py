@@ -1,0 +1,78 @@
+"""Fixtures of the serve tests: the app around a scripted model, driven by Starlette's TestClient.
+
+Nothing here imports starlette at module level: without the ``serve`` extra the tests that need
+it skip (their ``serve`` marker) instead of failing to import.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from copygram import Copy, Gen, Program, resolve
+from copygram.session import EditSession
+from copygram.testing import ScriptedBackend
+
+if TYPE_CHECKING:
+    from starlette.testclient import TestClient
+
+DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\n"
+PROGRAM = Program([Copy(1, 1), Gen("    return x + 2\n"), Copy(3, 5)])
+EDITED = resolve(PROGRAM, DOCUMENT)
+MODEL = "scripted"
+
+
+@dataclass
+class FlakyBackend(ScriptedBackend):
+    """A scripted model whose next ``failures`` prefills raise, and whose forwards wait for
+    ``gate`` when one is set (a model busy for as long as a test wants)."""
+
+    failures: int = 0
+    gate: threading.Event | None = None
+    entered: threading.Event | None = None
+
+    def splice(self, ids: Sequence[int]) -> npt.NDArray[np.float32]:
+        if self.entered is not None:
+            self.entered.set()
+        if self.gate is not None and not self.gate.wait(30):
+            raise RuntimeError("the test never opened the gate")
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("the model blew up")
+        return super().splice(ids)
+
+
+MakeClient = Callable[..., "TestClient"]
+
+
+@pytest.fixture
+def make_client() -> Iterator[MakeClient]:
+    """``make_client(backend=None, **options of create_app)``: a started TestClient (its lifespan
+    run) around ``EditSession(backend)``; the default backend edits :data:`DOCUMENT`."""
+    from starlette.testclient import TestClient
+
+    from copygram.serve.app import create_app
+
+    clients: list[TestClient] = []
+
+    def make(backend: ScriptedBackend | None = None, *, api_key: str | None = None,
+             max_body_bytes: int = 1 << 16, max_waiting: int = 16,
+             timeout_s: float = 60.0) -> TestClient:
+        model = backend if backend is not None else FlakyBackend(DOCUMENT, PROGRAM)
+        app = create_app(lambda: EditSession(model), model_id=MODEL, api_key=api_key,
+                         max_body_bytes=max_body_bytes, max_waiting=max_waiting,
+                         timeout_s=timeout_s)
+        client = TestClient(app, raise_server_exceptions=False)
+        client.__enter__()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.__exit__(None, None, None)

@@ -1,0 +1,225 @@
+"""The app with a scripted model (Starlette's TestClient): every bad input gets its 4xx with
+OpenAI's error body and the server goes on; a failed generation is a 500 for that request only;
+a full queue answers 429 with Retry-After; the API key is enforced."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from copygram.testing import ScriptedBackend
+from tests.serve.conftest import DOCUMENT, EDITED, MODEL, PROGRAM, FlakyBackend, MakeClient
+
+if TYPE_CHECKING:
+    from httpx2 import Response
+
+pytestmark = pytest.mark.serve
+
+CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+EDIT = {"model": MODEL, "document": DOCUMENT, "instruction": "add 2, not 1"}
+
+
+def with_(base: Mapping[str, object], **changes: object) -> bytes:
+    body = {**base, **changes}
+    return json.dumps({k: v for k, v in body.items() if v is not DROP}).encode()
+
+
+DROP = object()
+
+# (what, path, raw body, status, the parameter the error names)
+BAD_INPUTS: list[tuple[str, str, bytes, int, str | None]] = [
+    ("malformed JSON", "/v1/chat/completions", b'{"model": "scripted",', 400, None),
+    ("not UTF-8", "/v1/chat/completions", b'{"model": "\xff\xfe"}', 400, None),
+    ("empty body", "/v1/chat/completions", b"", 400, None),
+    ("an array", "/v1/chat/completions", b"[1, 2]", 400, None),
+    ("lone surrogate", "/v1/chat/completions",
+     with_(CHAT, messages=[{"role": "user", "content": "\ud800"}]), 400, None),
+    ("NaN", "/v1/chat/completions", b'{"model": "scripted", "temperature": NaN}', 400, None),
+    ("deep nesting", "/v1/chat/completions", b"[" * 20000 + b"]" * 20000, 400, None),
+    ("no messages", "/v1/chat/completions", with_(CHAT, messages=DROP), 400, "messages"),
+    ("empty messages", "/v1/chat/completions", with_(CHAT, messages=[]), 400, "messages"),
+    ("messages a string", "/v1/chat/completions", with_(CHAT, messages="hi"), 400, "messages"),
+    ("message a string", "/v1/chat/completions", with_(CHAT, messages=["hi"]), 400,
+     "messages[0]"),
+    ("bad role", "/v1/chat/completions",
+     with_(CHAT, messages=[{"role": "robot", "content": "x"}]), 400, "messages[0].role"),
+    ("content a number", "/v1/chat/completions",
+     with_(CHAT, messages=[{"role": "user", "content": 7}]), 400, "messages[0].content"),
+    ("image part", "/v1/chat/completions",
+     with_(CHAT, messages=[{"role": "user", "content": [{"type": "image_url"}]}]), 400,
+     "messages[0].content[0].type"),
+    ("tool message", "/v1/chat/completions",
+     with_(CHAT, messages=[{"role": "tool", "content": "x"}]), 400, "messages[0].role"),
+    ("no model", "/v1/chat/completions", with_(CHAT, model=DROP), 400, "model"),
+    ("unknown model", "/v1/chat/completions", with_(CHAT, model="gpt-9"), 404, "model"),
+    ("n = 2", "/v1/chat/completions", with_(CHAT, n=2), 400, "n"),
+    ("tools", "/v1/chat/completions", with_(CHAT, tools=[{"type": "function"}]), 400, "tools"),
+    ("functions", "/v1/chat/completions", with_(CHAT, functions=[{"name": "f"}]), 400,
+     "functions"),
+    ("logprobs", "/v1/chat/completions", with_(CHAT, logprobs=True), 400, "logprobs"),
+    ("top_logprobs", "/v1/chat/completions", with_(CHAT, top_logprobs=3), 400, "top_logprobs"),
+    ("json mode", "/v1/chat/completions",
+     with_(CHAT, response_format={"type": "json_object"}), 400, "response_format"),
+    ("a penalty", "/v1/chat/completions", with_(CHAT, presence_penalty=0.5), 400,
+     "presence_penalty"),
+    ("unknown parameter", "/v1/chat/completions", with_(CHAT, colour="red"), 400, "colour"),
+    ("temperature a string", "/v1/chat/completions", with_(CHAT, temperature="hot"), 400,
+     "temperature"),
+    ("temperature too high", "/v1/chat/completions", with_(CHAT, temperature=5), 400,
+     "temperature"),
+    ("top_p too high", "/v1/chat/completions", with_(CHAT, top_p=1.5), 400, "top_p"),
+    ("max_tokens 0", "/v1/chat/completions", with_(CHAT, max_tokens=0), 400, "max_tokens"),
+    ("max_tokens 1.5", "/v1/chat/completions", with_(CHAT, max_tokens=1.5), 400, "max_tokens"),
+    ("max_completion_tokens a bool", "/v1/chat/completions",
+     with_(CHAT, max_completion_tokens=True), 400, "max_completion_tokens"),
+    ("seed a string", "/v1/chat/completions", with_(CHAT, seed="1"), 400, "seed"),
+    ("stream a string", "/v1/chat/completions", with_(CHAT, stream="yes"), 400, "stream"),
+    ("five stops", "/v1/chat/completions", with_(CHAT, stop=list("abcde")), 400, "stop"),
+    ("empty stop", "/v1/chat/completions", with_(CHAT, stop=""), 400, "stop"),
+    ("prediction a string", "/v1/chat/completions", with_(CHAT, prediction="x"), 400,
+     "prediction"),
+    ("prediction of a bad type", "/v1/chat/completions",
+     with_(CHAT, prediction={"type": "url", "content": "x"}), 400, "prediction.type"),
+    ("edit: no document", "/v1/edits", with_(EDIT, document=DROP), 400, "document"),
+    ("edit: document a list", "/v1/edits", with_(EDIT, document=["x"]), 400, "document"),
+    ("edit: blank instruction", "/v1/edits", with_(EDIT, instruction="  "), 400,
+     "instruction"),
+    ("edit: bad mode", "/v1/edits", with_(EDIT, mode="diff"), 400, "mode"),
+    ("edit: prediction in program mode", "/v1/edits", with_(EDIT, prediction="x"), 400,
+     "prediction"),
+    ("edit: unknown parameter", "/v1/edits", with_(EDIT, temperature=0.5), 400, "temperature"),
+    ("edit: unknown model", "/v1/edits", with_(EDIT, model="gpt-9"), 404, "model"),
+    ("edit: empty document", "/v1/edits", with_(EDIT, document=""), 400, "document"),
+    ("huge body", "/v1/edits", with_(EDIT, document="x\n" * 40000), 413, None),
+]
+
+
+def assert_openai_error(response: Response, status: int, param: str | None = None) -> None:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert isinstance(error["message"], str) and error["message"]
+    assert error["param"] == param
+
+
+@pytest.mark.parametrize(("what", "path", "body", "status", "param"), BAD_INPUTS,
+                         ids=[case[0] for case in BAD_INPUTS])
+def test_a_bad_input_gets_its_4xx_and_the_server_goes_on(
+        make_client: MakeClient, what: str, path: str, body: bytes, status: int,
+        param: str | None) -> None:
+    client = make_client()
+    response = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert_openai_error(response, status, param)
+    assert client.get("/health").json()["status"] == "ok"
+    assert client.post("/v1/edits", json=EDIT).json()["text"] == EDITED
+
+
+def test_unknown_endpoints_and_methods_are_openai_errors(make_client: MakeClient) -> None:
+    client = make_client()
+    assert_openai_error(client.get("/v1/nothing"), 404)
+    assert_openai_error(client.get("/v1/chat/completions"), 405)
+    assert_openai_error(client.get("/v1/models/gpt-9"), 404, "model")
+
+
+def test_health_and_models(make_client: MakeClient) -> None:
+    client = make_client()
+    health = client.get("/health")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    models = client.get("/v1/models").json()
+    assert models["object"] == "list" and [m["id"] for m in models["data"]] == [MODEL]
+    assert client.get(f"/v1/models/{MODEL}").json()["id"] == MODEL
+
+
+def test_an_edit_in_program_mode(make_client: MakeClient) -> None:
+    body = make_client().post("/v1/edits", json=EDIT).json()
+    assert body["text"] == EDITED
+    assert body["program"] == '<copy lines="1-1"/><gen>    return x + 2\n</gen><copy lines="3-5"/>'
+    assert body["object"] == "copygram.edit" and body["mode"] == "program"
+    usage = body["usage"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    assert body["stats"]["copy_ops"] == 2
+
+
+def sse_events(text: str) -> list[Any]:
+    """The ``data:`` payloads of a server-sent event stream: JSON, or the string ``[DONE]``."""
+    events: list[Any] = []
+    for block in text.split("\n\n"):
+        if block.startswith("data: "):
+            data = block[len("data: "):]
+            events.append(data if data == "[DONE]" else json.loads(data))
+    return events
+
+
+def test_a_streamed_edit_sends_the_programs_events(make_client: MakeClient) -> None:
+    response = make_client().post("/v1/edits", json={**EDIT, "stream": True})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    events = sse_events(response.text)
+    assert events[-1] == "[DONE]"
+    done = events[-2]
+    assert isinstance(done, dict) and done["type"] == "done" and done["text"] == EDITED
+    tokens = [e for e in events if isinstance(e, dict) and e["type"] == "token"]
+    copies = [e for e in events if isinstance(e, dict) and e["type"] == "copy"]
+    program = str(done["program"]).encode()
+    assert tokens and all(program[int(str(t["start"])):int(str(t["end"]))].decode() == t["text"]
+                          for t in tokens)
+    assert [(c["start"], c["end"]) for c in copies] == [(1, 1), (3, 5)]
+
+
+def test_a_failed_generation_is_a_500_and_the_next_request_is_served(
+        make_client: MakeClient) -> None:
+    backend = FlakyBackend(DOCUMENT, PROGRAM, failures=1)
+    client = make_client(backend)
+    response = client.post("/v1/edits", json=EDIT)
+    assert_openai_error(response, 500)
+    assert "blew up" in response.json()["error"]["message"]
+    assert client.post("/v1/edits", json=EDIT).json()["text"] == EDITED
+    # Streamed: the error comes before the headers, so it is a 500 too.
+    backend.failures = 1
+    assert_openai_error(client.post("/v1/edits", json={**EDIT, "stream": True}), 500)
+    assert client.get("/health").status_code == 200
+
+
+def test_a_document_too_large_for_the_context_is_a_400(make_client: MakeClient) -> None:
+    client = make_client(ScriptedBackend(DOCUMENT, PROGRAM, context_length=400))
+    response = client.post("/v1/edits", json={**EDIT, "document": "x = 1\n" * 200})
+    assert_openai_error(response, 400, "document")
+    assert response.json()["error"]["code"] == "context_length_exceeded"
+
+
+def test_a_full_queue_answers_429_with_retry_after(make_client: MakeClient) -> None:
+    gate, entered = threading.Event(), threading.Event()
+    client = make_client(FlakyBackend(DOCUMENT, PROGRAM, gate=gate, entered=entered),
+                         max_waiting=1)
+    with ThreadPoolExecutor(2) as pool:
+        running = pool.submit(client.post, "/v1/edits", json=EDIT)
+        assert entered.wait(10)  # the first edit holds the model
+        waiting = pool.submit(client.post, "/v1/edits", json=EDIT)
+        deadline = time.monotonic() + 10
+        while client.get("/health").json()["waiting"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        refused = client.post("/v1/edits", json=EDIT)
+        assert_openai_error(refused, 429)
+        assert int(refused.headers["retry-after"]) >= 1
+        gate.set()
+        assert running.result().json()["text"] == EDITED
+        assert waiting.result().json()["text"] == EDITED
+
+
+def test_the_api_key(make_client: MakeClient) -> None:
+    client = make_client(api_key="sesame")
+    for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "sesame"}):
+        response = client.get("/v1/models", headers=headers)
+        assert_openai_error(response, 401)
+        assert response.json()["error"]["code"] == "invalid_api_key"
+    assert_openai_error(client.post("/v1/edits", json=EDIT), 401)
+    good = {"authorization": "Bearer sesame"}
+    assert client.get("/v1/models", headers=good).status_code == 200
+    assert client.post("/v1/edits", json=EDIT, headers=good).json()["text"] == EDITED
