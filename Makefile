@@ -1,4 +1,5 @@
-# The two commands of the README: `make demo` (an edit with the default model) and `make test`.
+# The two commands of the README: `make demo` (a checked edit with the best catalog model) and
+# `make test`.
 .PHONY: demo test bootstrap lint
 
 VENV ?= .venv
@@ -7,7 +8,12 @@ bootstrap:
 	@bash scripts/bootstrap.sh
 
 demo: bootstrap
-	$(VENV)/bin/copygram edit examples/fizzbuzz.py -i "Make fizzbuzz return the strings instead of printing them" --show-program
+	@mkdir -p build/demo
+	$(VENV)/bin/copygram edit examples/stats.py --config examples/demo.toml \
+	  -i "Fix median: for an even count it must return the mean of the two middle values." \
+	  -o build/demo/stats.py --compare-plain
+	@diff -u examples/stats.py build/demo/stats.py || true
+	$(VENV)/bin/python examples/check_stats.py build/demo/stats.py
 
 test: bootstrap
 	$(VENV)/bin/mypy --strict src tests

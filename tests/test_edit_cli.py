@@ -590,3 +590,17 @@ def test_real_model_signal_at_any_moment_writes_all_or_nothing(
         assert code != 0, err
     else:
         assert code == 128 + signum and "Traceback" not in err, err
+
+
+def test_compare_plain_decodes_the_output_again_one_token_per_forward(
+    monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    backend = ScriptedBackend(DOCUMENT, PROGRAM)
+    use_session(monkeypatch, lambda: EditSession(backend))
+    assert run_cli([str(doc), "-i", "add 2", "--compare-plain"]) == 0
+    _, err = capsys.readouterr()
+    edited = DOCUMENT.replace("x + 1", "x + 2")
+    n = len(edited.encode())  # the fake model's tokens are bytes
+    assert f"plain decoding of the same {n} output tokens" in err
+    decodes = [call for call in backend.calls if call.kind == "decode"]
+    assert [call.ids[0] for call in decodes[-n:]] == list(edited.encode())

@@ -49,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--show-program", action="store_true",
                         help="print the edit program the model wrote, or as much of it as it "
                              "wrote before an error (to stderr)")
+    parser.add_argument("--compare-plain", action="store_true",
+                        help="after the edit, decode its output again one token per forward "
+                             "after the same prompt (plain decoding) and print both times")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -147,9 +150,24 @@ def run(args: argparse.Namespace) -> int:
             f"(~{result.speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)",
             file=sys.stderr,
         )
+    if args.compare_plain:
+        _compare_plain(session, result)
     interrupts.check()
     write(result.text)
     return 0
+
+
+def _compare_plain(session: EditSession, result: EditResult) -> None:
+    """Measure plain decoding of the same output after the same prompt (still cached): one
+    forward per token, what generating the output without copygram costs."""
+    from copygram.decode.replay import plain_cost
+
+    output = result.raw if session.mode == "rewrite" else result.text
+    plain = plain_cost(session.backend, output, result.stats.prompt_tokens)
+    copied = result.stats.wall_s
+    print(f"copygram: measured against plain decoding of the same {plain.output_tokens} output "
+          f"tokens after the same prompt: {plain.wall_s:.2f} s plain vs {copied:.2f} s copygram "
+          f"({plain.wall_s / copied if copied else float('nan'):.2f}x)", file=sys.stderr)
 
 
 def _generate(session: EditSession, document: str, instruction: str,

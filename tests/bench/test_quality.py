@@ -372,6 +372,11 @@ def test_fence_examples() -> None:
     assert extract_document("```python\ndef f():\n    pass\n") == "def f():\n    pass\n"
     assert extract_document("```\n```") == ""
     assert extract_document("```py\nx = 1\n```\n") == "x = 1\n"
+    # The document's final line break survives a model that stops right after the last character.
+    assert extract_document("x = 1", "x = 0\n") == "x = 1\n"
+    assert extract_document("x = 1", "x = 0\r\n") == "x = 1\r\n"
+    assert extract_document("x = 1", "x = 0") == "x = 1"
+    assert extract_document("", "x = 0\n") == ""
     assert extract_document("x = '```'\n") == "x = '```'\n"
     assert extract_document("Here it is:\n```\nx\n```\n") == "Here it is:\n```\nx\n```\n"
     inner = "# doc\n```\ncode\n```\nend\n"

@@ -106,7 +106,7 @@ def test_rewrite_mode_writes_what_plain_greedy_decoding_writes(
         tokens, result = rewrite(session, before, prediction)
         assert tokens == expected
         assert result.raw == bytes(tokens).decode("utf-8", errors="replace")
-        assert result.text == extract_document(result.raw)
+        assert result.text == extract_document(result.raw, before)
         runs.append((tokens, [(call.kind, call.ids) for call in backend.calls]))
         if kind == "reply" and DRAFTS[draft].max_tokens and len(expected) > 20 and not noisy:
             assert result.stats.drafted_tokens > 0  # the drafts were used, not just refused

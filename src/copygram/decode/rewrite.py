@@ -25,7 +25,7 @@ from copygram.language.ops import Gen, Program
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[^\n`]*\n")
 
 
-def extract_document(output: str) -> str:
+def extract_document(output: str, document: str | None = None) -> str:
     """The file in a rewrite's raw model output, deterministically.
 
     If the output (after any blank lines that lead it) opens with a code fence line (three or
@@ -35,7 +35,20 @@ def extract_document(output: str) -> str:
     whatever follows the closing line (a model's explanation) is dropped. A fence never closed
     (the budget ran out) loses only its opening line. Any other output is the file as it
     stands. Fences inside the file stay: only one surrounding fence goes.
+
+    With ``document`` (the file being edited): where it ends with a line break and the extracted
+    file is not empty and does not, the document's line break is appended (a model often stops
+    right after the last character; an edit does not silently drop the final newline).
     """
+    text = _unfenced(output)
+    if document and text and not text.endswith(("\n", "\r")):
+        for ending in ("\r\n", "\n", "\r"):
+            if document.endswith(ending):
+                return text + ending
+    return text
+
+
+def _unfenced(output: str) -> str:
     start = 0
     while True:
         end = output.find("\n", start)
@@ -79,7 +92,7 @@ def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, pol
             yield event
             continue
         completion = event.result
-        text = extract_document(completion.raw)
+        text = extract_document(completion.raw, document.text)
         yield DoneEvent(EditResult(text=text, program=Program([Gen(text)] if text else []),
                                    program_text=completion.raw, stats=completion.stats,
                                    raw=completion.raw))

@@ -97,7 +97,7 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
         steps += 1
     decode_s = time.perf_counter() - tick
     raw = backend.detokenize(out) if out else ""
-    return RewriteOutput(text=extract_document(raw), raw=raw, prompt_tokens=len(prompt_ids),
+    return RewriteOutput(text=extract_document(raw, document), raw=raw, prompt_tokens=len(prompt_ids),
                          decoded_tokens=len(out), budget=budget, stop=stop,
                          prefill_s=prefill_s, decode_s=decode_s, forwards=steps)
 
