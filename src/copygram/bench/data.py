@@ -155,15 +155,20 @@ def load_rows(datasets: Sequence[str], path: DataPath = None, *,
 
 
 def add_data_arguments(parser: argparse.ArgumentParser, *,
-                       default_max_lines: int | None = None) -> None:
-    """``--data``, ``--datasets`` and ``--limit``, shared by the benchmark commands."""
+                       default_max_lines: int | None = None,
+                       default_datasets: Sequence[str] = DEFAULT_DATASETS,
+                       max_lines: bool = True) -> None:
+    """``--data``, ``--datasets``, ``--limit`` and (with ``max_lines``) ``--max-lines``, shared
+    by the benchmark commands."""
     parser.add_argument("--data", default=None,
                         help=f"folder of *{SUFFIX} files (default: ${DATA_ENV})")
     parser.add_argument("--datasets", default=None,
                         help="comma-separated dataset names, or 'all' "
-                             f"(default: {','.join(DEFAULT_DATASETS)})")
+                             f"(default: {','.join(default_datasets)})")
     parser.add_argument("--limit", type=int, default=None,
                         help="first N usable rows of each dataset (default: all)")
+    if not max_lines:
+        return
     parser.add_argument("--max-lines", type=int, default=default_max_lines,
                         help="skip rows whose 'before' has more lines, 0 for no limit (default "
                              f"{default_max_lines or 'none'}; long files cost minutes a row on a "

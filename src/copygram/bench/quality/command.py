@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from copygram.bench.data import DATA_ENV, EditRow, data_dir
+from copygram.bench.data import EditRow, add_data_arguments, data_dir
 from copygram.bench.quality.approaches import (
     RewriteBaseline,
     program_approach,
@@ -46,13 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-ctx", type=int, default=4096, help="context length (default 4096)")
     parser.add_argument("--n-threads", type=int, default=None,
                         help="CPU threads (default: the backend's)")
-    parser.add_argument("--data", default=None,
-                        help=f"folder of *.dev.jsonl edit sets (default: ${DATA_ENV})")
-    parser.add_argument("--datasets", default=None,
-                        help="comma-separated dataset names, or 'all' "
-                             f"(default: {','.join(QUALITY_DATASETS)})")
-    parser.add_argument("--limit", type=int, default=None,
-                        help="first N rows of each dataset (default: all)")
+    add_data_arguments(parser, default_datasets=QUALITY_DATASETS, max_lines=False)
     parser.add_argument("--approaches", default=",".join(APPROACHES),
                         help=f"comma-separated, from {', '.join(APPROACHES)} (default: all)")
     parser.add_argument("--test-timeout", type=float, default=DEFAULT_TIMEOUT_S,
