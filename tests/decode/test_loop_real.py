@@ -87,8 +87,10 @@ def assert_valid_and_consistent(backend: Backend, doc: int, result: EditResult,
     assert stats.copy_span_tokens == [len(ids) for ids in copied]
     assert stats.spliced_tokens == sum(len(ids) for ids in copied)
     # Every decision costs one forward (a draft verification carries the accepted ones along),
-    # plus at most one per copy: a drafted tag accepted without its lines splices them alone.
-    assert stats.decoded_tokens <= stats.forwards <= stats.decoded_tokens + stats.copy_ops
+    # plus at most one per copy: a drafted tag accepted without its lines splices them alone,
+    # plus one per near-tie re-decided with a one-token step.
+    assert stats.decoded_tokens <= stats.forwards
+    assert stats.forwards <= stats.decoded_tokens + stats.copy_ops + stats.tie_steps
     assert len(stats.forward_tokens) == stats.forwards
     # The cache holds the prompt, every program token and every copy, nothing rejected.
     assert n_cached == stats.prompt_tokens + stats.program_tokens + stats.spliced_tokens
