@@ -129,9 +129,12 @@ def test_empty_document_and_oversized_document_fail_before_model_work() -> None:
     with pytest.raises(DocumentError, match="empty"):
         session_for("", Program()).edit("", "x")
     backend = ScriptedBackend(DOCUMENT, PROGRAM, context_length=50)
-    with pytest.raises(DocumentError, match="n_ctx"):
+    with pytest.raises(DocumentError, match="n_ctx") as caught:
         EditSession(backend).edit(DOCUMENT, "x")
     assert backend.calls == []
+    prompt = len(EditSession(backend).prompt(DOCUMENT, "x").encode())  # byte tokens
+    short = prompt + len(DOCUMENT.encode()) + 64 - 50
+    assert f"does not fit the model's context by {short} tokens" in str(caught.value)
 
 
 

@@ -269,7 +269,8 @@ def check_fits(backend: Backend, prompt: Sequence[int], document: EditDocument) 
     room = len(document.tokens) + 64
     if len(prompt) + room > backend.context_length:
         raise DocumentError(
-            f"the document does not fit the model's context: the prompt takes "
+            f"the document does not fit the model's context by "
+            f"{len(prompt) + room - backend.context_length} tokens: the prompt takes "
             f"{len(prompt)} tokens and the edit needs about {room} more, but n_ctx is "
             f"{backend.context_length}; raise n_ctx in the config or edit a smaller part"
         )
