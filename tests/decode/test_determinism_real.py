@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from copygram.backends.base import Backend
-from copygram.catalog import get_entry, model_status
 from copygram.decode.drafting import DraftConfig
-from copygram.errors import BackendError, GenerationError
+from copygram.errors import GenerationError
 from copygram.session import EditSession
+from tests.decode.real_models import MODELS, real_backend
 from tests.decode.stepwise import stepwise_program
 
 MAX_NEW_TOKENS = 160
@@ -43,31 +43,9 @@ def _dev_docs() -> list[tuple[str, str]]:
     return [(row.before, row.instruction or "Fix the bug.") for row in itertools.islice(rows, 2)]
 
 
-MODELS = [
-    pytest.param(("llamacpp", "smollm2-135m"), marks=pytest.mark.llamacpp, id="llamacpp-smollm2"),
-    pytest.param(("llamacpp", "qwen2.5-coder-0.5b"), marks=pytest.mark.llamacpp,
-                 id="llamacpp-qwen0.5b"),
-    pytest.param(("transformers", "smollm2-135m"), marks=pytest.mark.transformers,
-                 id="transformers-smollm2"),
-]
-
-
 @pytest.fixture(scope="module", params=MODELS)
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    from copygram.backends import load
-
-    kind, model = request.param
-    status = model_status(get_entry(model))
-    if not status.present:
-        pytest.skip(f"{model} is not on this machine (copygram models fetch {model})")
-    try:
-        b = load({"backend": kind, "model": model, "n_ctx": 4096})
-    except BackendError as exc:
-        pytest.skip(str(exc))
-    yield b
-    close = getattr(b, "close", None)
-    if close is not None:
-        close()
+    yield from real_backend(request.param, n_ctx=4096)
 
 
 def outcome(run: Callable[[], str]) -> str:

@@ -18,11 +18,10 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from copygram.backends.base import Backend
-from copygram.catalog import get_entry, model_status
 from copygram.decode.completion import CompletionDoneEvent
 from copygram.decode.rewrite import rewrite_budget
-from copygram.errors import BackendError
 from copygram.session import EditSession
+from tests.decode.real_models import MODELS, real_backend
 from tests.decode.stepwise import stepwise_text
 from tests.decode.test_rewrite import rewrite
 
@@ -37,30 +36,9 @@ EDITS = [
 
 KEPT = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(6))
 
-MODELS = [
-    pytest.param(("llamacpp", "smollm2-135m"), marks=pytest.mark.llamacpp, id="llamacpp-smollm2"),
-    pytest.param(("llamacpp", "qwen2.5-coder-0.5b"), marks=pytest.mark.llamacpp,
-                 id="llamacpp-qwen0.5b"),
-    pytest.param(("transformers", "smollm2-135m"), marks=pytest.mark.transformers,
-                 id="transformers-smollm2"),
-]
-
-
 @pytest.fixture(scope="module", params=MODELS)
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    from copygram.backends import load
-
-    kind, model = request.param
-    if not model_status(get_entry(model)).present:
-        pytest.skip(f"{model} is not on this machine (copygram models fetch {model})")
-    try:
-        b = load({"backend": kind, "model": model, "n_ctx": 2048})
-    except BackendError as exc:
-        pytest.skip(str(exc))
-    yield b
-    close = getattr(b, "close", None)
-    if close is not None:
-        close()
+    yield from real_backend(request.param, n_ctx=2048)
 
 
 def plain(backend: Backend, session: EditSession, document: str, instruction: str) -> list[int]:
