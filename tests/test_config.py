@@ -67,6 +67,8 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("splice_forced", "false", "true or false"),
     ("splice_forced", 0, "true or false"),
     ("prompt_example", "no", "true or false"),
+    ("copy_to_end", 1, "true or false"),
+    ("line_view", "spaces", "'pipe', 'tab'"),
     ("tie_tolerance", -0.1, "finite number >= 0"),
     ("tie_tolerance", math.nan, "finite number >= 0"),
     ("tie_tolerance", "1", "finite number >= 0"),
@@ -100,6 +102,12 @@ def test_every_bad_value_is_refused_before_the_model_loads(
     assert f"'{key}'" in message and repr(value) in message and allowed in message
     with pytest.raises(ConfigError, match=key):
         parse_config({key: value})
+
+
+def test_copies_to_the_end_need_ordered_copies(no_model: None) -> None:
+    with pytest.raises(ConfigError, match="copy_to_end needs ordered_copies"):
+        EditSession.from_config({"copy_to_end": True, "ordered_copies": False})
+    assert parse_config({"copy_to_end": True}).session.copy_to_end
 
 
 def test_dtype_is_for_transformers_only(no_model: None) -> None:
@@ -260,6 +268,8 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "draft_ngram": st.integers(1, 10),
     "prompt_example": st.booleans(),
     "ordered_copies": st.booleans(),
+    "copy_to_end": st.booleans(),
+    "line_view": st.sampled_from(["pipe", "tab"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
     "mode": st.sampled_from(["program", "rewrite"]),
     "backend": st.just("llamacpp"),
@@ -275,6 +285,8 @@ assert set(valid_values) | {"dtype"} == set(CONFIG_KEYS)  # dtype: drawn with tr
 def configs(draw: st.DrawFn) -> dict[str, object]:
     keys = draw(st.sets(st.sampled_from(sorted(valid_values))))
     config = {key: draw(valid_values[key]) for key in keys}
+    if config.get("copy_to_end") and config.get("ordered_copies") is False:
+        del config["copy_to_end"]  # refused: the end is known only with ordered copies
     if draw(st.booleans()):
         config["backend"] = "transformers"
         config["dtype"] = draw(st.sampled_from(["auto", "float32", "bfloat16", "float16"]))

@@ -417,16 +417,19 @@ def real_model() -> None:
 
 
 ADD_PY = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+# An edit the default model (SmolLM2-135M) finishes: on ADD_PY it now loops in a gen.
+IS_EVEN_PY = ('def is_even(n):\n    """True when n is even."""\n    return n % 2 == 1\n\n\n'
+              "print(is_even(4))\n")
 
 
 @pytest.mark.llamacpp
 def test_real_model_end_to_end(tmp_path: Path, real_model: None) -> None:
     source = tmp_path / "add.py"
-    source.write_text(ADD_PY)
+    source.write_text(IS_EVEN_PY)
     before = source.read_bytes()
     out = tmp_path / "out.py"
     proc = subprocess.run(
-        [sys.executable, "-m", "copygram", "edit", str(source), "-i", "Fix the bug in add.",
+        [sys.executable, "-m", "copygram", "edit", str(source), "-i", "Fix is_even.",
          "-o", str(out), "--show-program"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
     )

@@ -38,6 +38,7 @@ __all__ = [
     "CONFIG_KEYS",
     "DEVICES",
     "DTYPES",
+    "LINE_VIEWS",
     "MODES",
     "SESSION_KEYS",
     "BackendConfig",
@@ -73,6 +74,12 @@ _C = TypeVar("_C", "SessionConfig", "BackendConfig")
 
 def _invalid(key: str, value: object, allowed: str) -> ConfigError:
     return ConfigError(f"config key {key!r} = {value!r} is not valid: use {allowed}")
+
+
+LINE_VIEWS: Final = ("pipe", "tab")
+"""How the program-mode prompt numbers the document's lines: ``pipe`` writes ``12| text``
+(numbers right-aligned), ``tab`` writes ``12<TAB>text`` as ``cat -n`` does: nothing between the
+tab and the text, so a model does not take the separator's space for indentation."""
 
 
 def check_choice(key: str, value: object, choices: Sequence[_T]) -> _T:
@@ -166,7 +173,9 @@ class SessionConfig:
     draft_tokens: int = 16
     draft_ngram: int = 3
     prompt_example: bool = True
+    line_view: str = "pipe"  # how the prompt numbers lines: "pipe" (12| text) or "tab"
     ordered_copies: bool = True
+    copy_to_end: bool = False
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
     mode: str = "program"
 
@@ -185,10 +194,15 @@ class SessionConfig:
                                       note=" (0 turns drafting off)"),
             "draft_ngram": check_int("draft_ngram", self.draft_ngram, minimum=1),
             "prompt_example": check_flag("prompt_example", self.prompt_example),
+            "line_view": check_choice("line_view", self.line_view, LINE_VIEWS),
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
+            "copy_to_end": check_flag("copy_to_end", self.copy_to_end),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "mode": check_mode(self.mode),
         }
+        if checked["copy_to_end"] and not checked["ordered_copies"]:
+            raise ConfigError("copy_to_end needs ordered_copies = true (the end of the document "
+                              "is known only when copies keep its order)")
         _normalise(self, checked)
 
 

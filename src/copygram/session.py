@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from copygram.config import (
+    BACKEND_KEYS,
     check_engine,
     check_flag,
     check_int,
@@ -21,6 +22,7 @@ from copygram.config import (
     check_syntax,
     check_tie_tolerance,
     parse_config,
+    read_config,
 )
 from copygram.decode.complete import stream_completion
 from copygram.decode.completion import CompletionEvent
@@ -61,6 +63,7 @@ class EditSession:
         splice_forced: bool = True,
         draft: DraftConfig | None = None,
         ordered_copies: bool = True,
+        copy_to_end: bool = False,
         tie_tolerance: float | None = None,
         mode: str = "program",
     ) -> None:
@@ -81,31 +84,46 @@ class EditSession:
         self.draft = draft or DraftConfig()
         # Copies in document order bound every program by the document (docs/constraints.md).
         self.ordered_copies = check_flag("ordered_copies", ordered_copies)
+        # A program may end only after a copy of the last line (needs ordered copies).
+        self.copy_to_end = check_flag("copy_to_end", copy_to_end)
+        if copy_to_end and not ordered_copies:
+            raise ConfigError("copy_to_end needs ordered_copies=True (the end of the document "
+                              "is known only when copies keep its order)")
         # Greedy choices read from batched rows within this margin are re-decided with a
         # one-token step (None: the backend's BatchProfile.step_tolerance).
         self.tie_tolerance = check_tie_tolerance(tie_tolerance)
         self._token_bytes: list[bytes] | None = None
 
     @classmethod
-    def from_config(cls, config: Mapping[str, object] | str | Path) -> EditSession:
+    def from_config(cls, config: Mapping[str, object] | str | Path, *,
+                    backend: Backend | None = None) -> EditSession:
         """A session from a flat dict or the path of a TOML file (every key: docs/config.md).
 
         The config is read and checked once, by :func:`copygram.config.parse_config`: an unknown
         key or a bad value is a :class:`~copygram.errors.ConfigError` before any model loads.
         Then :func:`copygram.backends.load` loads the model: ~0.2 s on llama.cpp, ~15 s on
-        Transformers; reuse the session."""
+        Transformers; reuse the session. ``backend``: an already loaded model to edit with
+        instead (the config then must not name backend keys: they would not apply)."""
         from copygram.backends import load
 
         parsed = parse_config(config)
+        if backend is not None:
+            named = sorted(set(read_config(config)).intersection(BACKEND_KEYS))
+            if named:
+                raise ConfigError(f"this session shares a loaded model: backend keys "
+                                  f"{', '.join(named)} do not apply; leave them out")
         c = parsed.session
         sampling = Sampling(temperature=c.temperature, top_p=c.top_p, seed=c.seed)
         prompt_builder: PromptBuilder = (
             RewritePromptBuilder() if c.mode == "rewrite"
-            else DefaultPromptBuilder(syntax=c.syntax, with_example=c.prompt_example))
+            else DefaultPromptBuilder(syntax=c.syntax, with_example=c.prompt_example,
+                                      line_view=c.line_view))
         draft = DraftConfig(max_tokens=c.draft_tokens, max_ngram=c.draft_ngram)
-        return cls(load(parsed.backend), engine=c.engine, syntax=c.syntax, sampling=sampling,
+        return cls(backend or load(parsed.backend), engine=c.engine, syntax=c.syntax,
+                   sampling=sampling,
                    prompt_builder=prompt_builder, max_new_tokens=c.max_new_tokens,
                    splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
+                   copy_to_end=c.copy_to_end,
                    tie_tolerance=c.tie_tolerance, mode=c.mode)
 
     # -- public API -----------------------------------------------------------------------------
@@ -179,13 +197,32 @@ class EditSession:
         return replay(self.plan(), document, program, instruction=instruction,
                       measure_plain=measure_plain)
 
+    def derive(self, *, mode: str | None = None, sampling: Sampling | None = None,
+               max_new_tokens: int | None = None) -> EditSession:
+        """A session over the same backend (the same model and KV cache) with every setting of
+        this one but those given: ``mode`` (the prompt follows the mode: this session's builder
+        in its own mode, the default one in the other), ``sampling``, ``max_new_tokens``.
+        Microseconds: the vocabulary's bytes are shared, not read again."""
+        mode = self.mode if mode is None else mode
+        other = EditSession(
+            self.backend, engine=self.engine, syntax=self.syntax,
+            sampling=sampling or self.sampling,
+            prompt_builder=self.prompt_builder if mode == self.mode else None,
+            max_new_tokens=self.max_new_tokens if max_new_tokens is None else max_new_tokens,
+            splice_forced=self.splice_forced, draft=self.draft,
+            ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
+            tie_tolerance=self.tie_tolerance, mode=mode)
+        other._token_bytes = self._token_bytes
+        return other
+
     def plan(self) -> EditPlan:
         """What the decode loop needs from this session (read afresh for every edit)."""
         return EditPlan(backend=self.backend, token_bytes=self.token_bytes(),
                         prompt_builder=self.prompt_builder, engine=self.engine,
                         syntax=self.syntax, max_new_tokens=self.max_new_tokens,
                         splice_forced=self.splice_forced, draft=self.draft,
-                        ordered_copies=self.ordered_copies, tie_tolerance=self.tie_tolerance)
+                        ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
+                        tie_tolerance=self.tie_tolerance)
 
     def token_bytes(self) -> list[bytes]:
         if self._token_bytes is None:

@@ -42,6 +42,7 @@ from copygram.errors import ConfigError, GenerationError
 from copygram.language.oracle import oracle
 from copygram.session import EditSession
 from copygram.testing import ScriptedBackend
+from tests.bench.doubles import SplitPromptBackend
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
@@ -388,8 +389,8 @@ def test_fence_examples() -> None:
 
 def reply_backend(reply: str, context_length: int = 1 << 20) -> ScriptedBackend:
     """A fake model over bytes (plus EOS) that answers every prompt with ``reply``, byte by
-    byte, then EOS; every forward is recorded."""
-    return ScriptedBackend(reply=reply, context_length=context_length)
+    byte, then EOS; every forward is recorded. The prompt may come in more than one forward."""
+    return SplitPromptBackend(reply=reply, context_length=context_length)
 
 
 def forwards(backend: ScriptedBackend) -> list[tuple[str, int]]:
@@ -411,20 +412,27 @@ def test_rewrite_decode_is_plain_greedy_and_strips_the_fence() -> None:
                               special=True)
     assert out.prompt_tokens == len(prompt)
     assert backend.cached_ids[:len(prompt)] == prompt
-    # one prefill, then one decode step per output token (the last one's logits say EOS)
-    assert forwards(backend) == [("splice", len(prompt))] + [("decode", 1)] * len(reply.encode())
+    # Plain greedy is one token per forward, the prompt's last token too: a batched row is not
+    # bit-equal to a one-token step on llama.cpp, so the baseline must not read its first token
+    # from the prompt's splice. The prompt but its last token in one splice, the last token
+    # alone, then one decode step per output token (the last one's logits say EOS).
+    assert forwards(backend) == ([("splice", len(prompt) - 1), ("decode", 1)]
+                                 + [("decode", 1)] * len(reply.encode()))
+    assert backend.calls[1].ids == (prompt[-1],)
+    assert out.forwards == len(reply.encode())  # the steps after the prompt
     assert out.budget == rewrite_budget(len(BEFORE.encode()))
 
     again = rewrite_decode(backend, BEFORE, "Fix area.")  # the cached prompt prefix is reused
     assert again.text == AFTER
-    assert forwards(backend)[len(reply) + 1] == ("splice", 1)
+    assert forwards(backend)[len(reply) + 2 : len(reply) + 4] == [("splice", 1), ("decode", 1)]
 
 
 def test_rewrite_decode_budget_and_context() -> None:
     backend = reply_backend("x" * 500)
     out = rewrite_decode(backend, BEFORE, "Fix area.", max_new_tokens=10)
     assert out.stop == "budget" and out.decoded_tokens == 10 and out.raw == "x" * 10
-    assert sum(1 for kind, _ in forwards(backend) if kind == "decode") == 9
+    # the prompt's last token, then a step after each output token but the last
+    assert sum(1 for kind, _ in forwards(backend) if kind == "decode") == 1 + 9
     default = rewrite_decode(reply_backend("x" * 500), BEFORE, "Fix area.")
     assert default.stop == "budget" and default.decoded_tokens == rewrite_budget(len(BEFORE))
 
@@ -456,7 +464,7 @@ def test_rewrite_mode_as_an_approach() -> None:
     quality, (text, stats, error) = evaluate_row(row, "rewrite-mode",
                                                  rewrite_mode_approach(session))
     assert text == row.after and error is None and quality.passed and quality.exact
-    assert stats["raw"] == reply == rewrite_decode(ScriptedBackend(reply=reply), row.before,
+    assert stats["raw"] == reply == rewrite_decode(reply_backend(reply), row.before,
                                                    row.instruction).raw
     assert quality.accepted_prediction_tokens == stats["accepted_prediction_tokens"]
     assert quality.forwards == stats["forwards"]
@@ -515,7 +523,7 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             handle.write(json.dumps({"id": row.id, "source": "", "lang": row.lang,
                                      "before": row.before, "instruction": row.instruction,
                                      "after": row.after, "meta": row.meta}) + "\n")
-    session = EditSession(ScriptedBackend(PY_BUGGY, oracle(PY_BUGGY, PY_FIXED)))
+    session = EditSession(SplitPromptBackend(PY_BUGGY, oracle(PY_BUGGY, PY_FIXED)))
     configs: list[dict[str, object]] = []
 
     def from_config(config: dict[str, object]) -> EditSession:

@@ -234,7 +234,7 @@ def test_program_with_only_gens_and_empty_program(engine: str) -> None:
     assert c.done and c.n_lines == 1
     ids = list(render(Program([Gen("x<y&z"), Gen("")])).encode())
     c.consume_many(ids)
-    assert c.done and c.program_text == "<gen>x&lt;y&amp;z</gen><gen></gen>"
+    assert c.done and c.program_text == "<gen>x<y&z</gen><gen></gen>"
 
 
 @pytest.mark.parametrize("engine", ENGINES)

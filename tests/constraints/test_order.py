@@ -50,6 +50,35 @@ def feed_bytes(constraint: Any, text: str) -> bool:
     return True
 
 
+def reaches_the_end(program: Program, n: int) -> bool:
+    return any(isinstance(op, Copy) and op.end == n for op in program)
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 30), data=st.data(), syntax=st.sampled_from(syntax_names()),
+       engine=st.sampled_from(["llguidance", "outlines"]))
+def test_to_end_accepts_exactly_the_ordered_programs_that_copy_the_last_line(
+        n: int, data: st.DataObject, syntax: str, engine: str) -> None:
+    program = data.draw(copy_programs(n))
+    constraint = compile_constraint(["l\n"] * n, "byte", syntax=syntax, ordered=True,
+                                    to_end=True, engine=engine)
+    accepted = feed_bytes(constraint, render(program, syntax)) and constraint.done
+    assert accepted == (ordered(program) and reaches_the_end(program, n))
+    if ordered(program) and not constraint.allowed()[constraint.eos_token_id]:
+        # Never a dead end: the rest of the document can always be copied.
+        floor = max((op.end for op in program if isinstance(op, Copy)), default=0)
+        s = render(Program([Copy(floor + 1, n)]), syntax) if floor < n else ""
+        assert not s or feed_bytes(constraint, s) and constraint.done
+
+
+def test_to_end_needs_ordered_copies() -> None:
+    with pytest.raises(ConstraintError, match="ordered"):
+        from copygram.constraints.document_grammar import copy_tag
+        from copygram.constraints.guard import Tracker
+
+        Tracker(copy_tag("lines"), 3, to_end=True)
+
+
 @settings(max_examples=150, deadline=None)
 @given(n=st.integers(1, 30), data=st.data(), syntax=st.sampled_from(syntax_names()))
 def test_ordered_constraint_accepts_exactly_the_ordered_programs(

@@ -77,6 +77,21 @@ class Walker:
             if ids:
                 self.closers.append(ids[0])
 
+    def closing_token(self, text: str, syntax: str, mask: Any) -> int:
+        """Inside gen text (which may hold "<" forever), the token writing the rest of the close
+        tag, or its next byte; -1 outside gen text or if neither is allowed."""
+        s = get_syntax(syntax)
+        if not s.in_gen_text(text):
+            return -1
+        close = s.gen_close
+        written = next((k for k in range(len(close) - 1, 0, -1) if text.endswith(close[:k])), 0)
+        for want in (close[written:], close[written]):
+            ids = [i for i, data in enumerate(self.vocab.token_bytes)
+                   if data == want.encode() and mask[i]]
+            if ids:
+                return ids[0]
+        return -1
+
     def walk(self, tokenizer: Any, document: str, seed: int, cap: int,
              syntax: str = "lines") -> None:
         rng = random.Random(seed)
@@ -104,7 +119,9 @@ class Walker:
             elif mask[eos]:
                 choice = eos
             else:
-                choice = next((t for t in self.closers if mask[t]), -1)
+                choice = self.closing_token(main.program_text, syntax, mask)
+                if choice < 0:
+                    choice = next((t for t in self.closers if mask[t]), -1)
                 if choice < 0:
                     choice = int(rng.choice(np.flatnonzero(mask)))
             results = [c.consume(choice) for c in engines]

@@ -16,9 +16,11 @@ from copygram.language.lines import split_lines
 
 
 def stepwise_program(backend: Backend, document: str, instruction: str, *,
-                     max_new_tokens: int, ordered: bool = True) -> str:
+                     max_new_tokens: int, ordered: bool = True,
+                     margins: list[tuple[int, float]] | None = None) -> str:
     """The program text greedy decoding writes; a :class:`GenerationError` with the partial
-    program after ``max_new_tokens`` program tokens."""
+    program after ``max_new_tokens`` program tokens. ``margins`` gets, for every choice, the
+    length of the program text before it and the top-2 margin of the allowed logits."""
     plan = EditPlan(backend=backend, token_bytes=backend.token_bytes(),
                     prompt_builder=DefaultPromptBuilder())
     prompt = prompt_ids(plan, document, instruction)
@@ -28,7 +30,10 @@ def stepwise_program(backend: Backend, document: str, instruction: str, *,
     backend.splice(prompt[:-1])
     logits = backend.decode(prompt[-1])
     for _ in range(max_new_tokens):
-        token = masked_argmax(logits, constraint.allowed())
+        mask = constraint.allowed()
+        token = masked_argmax(logits, mask)
+        if margins is not None:
+            margins.append((len(constraint.program_text), top2_margin(logits, mask)))
         if token in backend.eos_token_ids or (token == constraint.eos_token_id
                                               and constraint.done):
             return constraint.program_text

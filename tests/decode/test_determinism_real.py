@@ -5,6 +5,13 @@ greedy decode through the Backend protocol (:mod:`tests.decode.stepwise`), the s
 drafts, the session with its default drafts, the same session again (its prompt prefix now
 cached, so the prefill's batch differs) and a fresh session must all write the same program, or
 fail with the same partial program. With ``COPYGRAM_DATA`` set, two dev rows join the documents.
+
+What is guaranteed (README, "What is guaranteed"): the session's runs equal each other exactly
+(every batch shape is fixed by the input, never by timing), and equal plain step-by-step decoding
+except where plain decoding's own choice was a near-tie within the backend's step tolerance: a
+spliced copy writes slightly different KV on llama.cpp (batched vs one-token kernels), which can
+flip a choice made by a few hundredths of a logit. So where they part, the reference's margin
+there must be within that tolerance.
 """
 
 from __future__ import annotations
@@ -62,8 +69,9 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
     if doc >= len(docs):
         pytest.skip("set COPYGRAM_DATA to the dev rows to run this document")
     document, instruction = docs[doc]
+    margins: list[tuple[int, float]] = []
     reference = outcome(lambda: stepwise_program(backend, document, instruction,
-                                                 max_new_tokens=MAX_NEW_TOKENS))
+                                                 max_new_tokens=MAX_NEW_TOKENS, margins=margins))
     plain = EditSession(backend, max_new_tokens=MAX_NEW_TOKENS,
                         draft=DraftConfig(max_tokens=0))
     drafted = EditSession(backend, max_new_tokens=MAX_NEW_TOKENS)
@@ -75,5 +83,17 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
         "fresh session": outcome(lambda: EditSession(backend, max_new_tokens=MAX_NEW_TOKENS)
                                  .edit(document, instruction).program_text),
     }
-    for name, text in runs.items():
-        assert text == reference, f"{name} differs from step-by-step decoding"
+    texts = set(runs.values())
+    assert len(texts) == 1, f"the session's runs differ among themselves: {runs}"
+    text = texts.pop()
+    if text != reference:
+        # Where they part: the last choice of the reference made before the common prefix ends.
+        body, ref = (t.removeprefix("error: ") for t in (text, reference))
+        common = next((i for i, (a, b) in enumerate(zip(body, ref, strict=False)) if a != b),
+                      min(len(body), len(ref)))
+        at, margin = max((m for m in margins if m[0] <= common), key=lambda m: m[0])
+        tolerance = backend.batch_profile.step_tolerance
+        assert margin <= tolerance, (
+            f"the session parts from step-by-step decoding at program offset {at}, where the "
+            f"reference chose by a margin of {margin:.3f} > the step tolerance {tolerance}:\n"
+            f"session:   {text!r}\nreference: {reference!r}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copygram import Program, render
+from copygram import Gen, Program, render
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import DoneEvent, Event, GenTokenEvent, count_markup_forwards
 from copygram.language.lines import split_lines
@@ -16,16 +16,21 @@ from copygram.testing import ScriptedBackend
 from tests.strategies import programs, texts
 
 
-def markup_forwards_in_the_loop(events: list[Event], syntax: str) -> int:
-    """The count as the loop once kept it: a token chosen from its own forward counts unless
-    the program text was inside gen text both before and right after it."""
+def markup_forwards_from_the_ops(events: list[Event], syntax: str) -> int:
+    """The count from the parsed program, op by op: a token chosen from its own forward counts
+    unless both its ends lie within one gen op's rendered text."""
     done = events[-1]
     assert isinstance(done, DoneEvent)
-    data = done.result.program_text.encode()
-    in_text = get_syntax(syntax).in_gen_text
+    s = get_syntax(syntax)
+    spans, at = [], 0
+    for op in s.parse(done.result.program_text):
+        rendered = s.render_op(op).encode()
+        if isinstance(op, Gen):
+            start = at + len(s.gen_open.encode())
+            spans.append((start, at + len(rendered) - len(s.gen_close.encode())))
+        at += len(rendered)
     return sum(
-        not (in_text(data[: e.start].decode(errors="replace"))
-             and in_text(data[: e.end].decode(errors="replace")))
+        not any(a <= e.start and e.end <= b for a, b in spans)
         for e in events if isinstance(e, GenTokenEvent) and not e.drafted)
 
 
@@ -48,7 +53,7 @@ def test_token_offsets_and_markup_forwards(data: st.DataObject, document: str, s
         assert text[event.start : event.end] == bytes([event.token_id])
     assert sum(not e.drafted for e in tokens) == done.result.stats.decoded_tokens
     assert sum(e.drafted for e in tokens) == done.result.stats.drafted_tokens
-    expected = markup_forwards_in_the_loop(events, syntax)
+    expected = markup_forwards_from_the_ops(events, syntax)
     assert count_markup_forwards(events, syntax) == expected
     replay = session.replay(document, program, measure_plain=False)
     assert done.result.stats.markup_forwards == 0  # not counted in the loop

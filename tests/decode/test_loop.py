@@ -24,6 +24,7 @@ from copygram import (
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.prompt import program_in_context
 from copygram.language.lines import split_lines
+from copygram.language.syntaxes import escape_gen_text
 from copygram.session import EditSession
 from copygram.testing import EOS, ScriptedBackend
 from tests.strategies import programs, texts
@@ -205,14 +206,16 @@ class CountingBackend(ScriptedBackend):
         return super().tokenize(text, special=special)
 
 
-@pytest.mark.parametrize(("document", "times"), [(DOCUMENT, 1), ("if a < b:\n    pass\n", 2)])
+@pytest.mark.parametrize(("document", "times"), [
+    (DOCUMENT, 1), ("if a < b:\n    pass\n", 1), ('s = "</gen>"\n    pass\n', 2)])
 def test_an_edit_tokenizes_the_document_once(document: str, times: int) -> None:
     # Once for the room check, the drafter's old text and lookup; a second time only for a
-    # document that gen text writes escaped ("<" as "&lt;").
+    # document that gen text writes escaped (a reserved word such as "</gen>"; code with "<" is
+    # written verbatim).
     program = Program([Copy(1, 1), Gen("x\n")])
     backend = CountingBackend(document, program)
     EditSession(backend, draft=FIXED).edit(document, "x")
-    escaped = document.replace("<", "&lt;")
+    escaped = escape_gen_text(document)
     assert sum(text in (document, escaped) for text in backend.tokenized) == times
 
 

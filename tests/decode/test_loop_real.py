@@ -26,11 +26,12 @@ BACKENDS = [
     pytest.param("transformers", marks=pytest.mark.transformers),
 ]
 
-# SmolLM2-135M loops forever in a gen on most prose edits (e.g. "Change 'sunny' to 'rainy'." on a
-# three-line text hits any max_new_tokens), so the documents are edits it finishes.
+# SmolLM2-135M loops forever in a gen on most edits (prose, and since gen text became verbatim
+# also "Fix the bug in add." on a two-function file, where it once stopped), so the documents are
+# edits it finishes on both backends.
 DOCS = [
-    ("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n",
-     "Fix the bug in add."),
+    ('def is_even(n):\n    """True when n is even."""\n    return n % 2 == 1\n\n\n'
+     "print(is_even(4))\n", "Fix is_even."),
 ]
 
 MAX_NEW_TOKENS = 200  # llama.cpp needs ~20 tokens here, Transformers (fp32) over 64

@@ -24,6 +24,7 @@ from copygram.decode.rewrite import extract_document, rewrite_budget
 from copygram.decode.sampling import Sampler, Sampling
 from copygram.errors import ConfigError, DocumentError
 from copygram.testing import EOS, ScriptedBackend
+from tests.bench.doubles import SplitPromptBackend
 from tests.decode.stepwise import stepwise_text
 from tests.strategies import related_documents, texts
 from tests.test_edit_cli import run_cli, use_session
@@ -142,7 +143,9 @@ def test_a_document_that_is_mostly_kept_is_mostly_drafted() -> None:
 
 def test_rewrite_mode_equals_the_quality_benchmark_baseline() -> None:
     reply = f"```python\n{EDITED}```"
-    baseline = rewrite_decode(ScriptedBackend(reply=reply), DOCUMENT, "Fix f.")
+    # The baseline decodes the prompt's last token alone (one token per forward, as plain greedy
+    # on a real model): a backend that knows where a split prompt ends.
+    baseline = rewrite_decode(SplitPromptBackend(reply=reply), DOCUMENT, "Fix f.")
     session = EditSession(ScriptedBackend(reply=reply), mode="rewrite")
     result = session.edit(DOCUMENT, "Fix f.")
     assert (result.raw, result.text) == (baseline.raw, baseline.text) == (reply, EDITED)

@@ -63,11 +63,12 @@ def make_client() -> Iterator[MakeClient]:
 
     def make(backend: ScriptedBackend | None = None, *, api_key: str | None = None,
              max_body_bytes: int = 1 << 16, max_waiting: int = 16,
-             timeout_s: float = 60.0) -> TestClient:
+             timeout_s: float = 60.0, cors_origins: Sequence[str] = (),
+             model_id: str = MODEL) -> TestClient:
         model = backend if backend is not None else FlakyBackend(DOCUMENT, PROGRAM)
-        app = create_app(lambda: EditSession(model), model_id=MODEL, api_key=api_key,
+        app = create_app(lambda: EditSession(model), model_id=model_id, api_key=api_key,
                          max_body_bytes=max_body_bytes, max_waiting=max_waiting,
-                         timeout_s=timeout_s)
+                         timeout_s=timeout_s, cors_origins=cors_origins)
         client = TestClient(app, raise_server_exceptions=False)
         client.__enter__()
         clients.append(client)

@@ -142,6 +142,10 @@ def test_a_completion_a_streamed_one_and_one_with_a_prediction(base_url: str) ->
     assert details is not None and plain_details is not None
     assert (details.accepted_prediction_tokens or 0) > 0
     assert plain_details.accepted_prediction_tokens == 0
+    # The same prompt again: llama.cpp's KV cache held all of it but the token prefill
+    # recomputes for its logits.
+    cache = predicted_usage.prompt_tokens_details
+    assert cache is not None and cache.cached_tokens == predicted_usage.prompt_tokens - 1
     assert ask(base_url, EDIT_MESSAGES, max_tokens=48, prediction=CODE, stream=True)[0] == plain
 
 

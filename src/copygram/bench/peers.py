@@ -16,6 +16,9 @@ that stack would load it; copygram's backend only tokenizes the prompts.
 Reported: generation-phase tokens/s of each, and whether the peer's tokens equal plain greedy's.
 Generation phase: from the first new token on (llama.cpp), or total minus a one-token run's time
 (transformers, whose ``generate`` cannot be timed from inside).
+
+``bench quality``'s ``lookup`` approach runs the same peers on its rewrite prompts, loaded once
+per run by :func:`lookup_generator`.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +36,7 @@ from copygram.bench.baselines import baseline_prompt
 from copygram.bench.data import EditRow
 from copygram.catalog import resolve_model
 from copygram.config import BackendConfig
-from copygram.errors import ConfigError, missing_dependency
+from copygram.errors import BackendError, ConfigError, missing_dependency
 
 
 @dataclass(frozen=True)
@@ -74,21 +77,57 @@ def _fitting(backend: Backend, rows: Sequence[EditRow]
             yield row, prompt, max_new
 
 
-def _llama_generate(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int]
-                    ) -> tuple[list[int], float]:
-    """Greedy tokens after ``prompt`` and the seconds from the first new token to the end."""
-    llm.reset()
+@dataclass(frozen=True)
+class GreedyRun:
+    """A peer's greedy generation after a prompt: its ``tokens`` (no end-of-generation id), its
+    ``stop`` (``"eos"``, ``"budget"`` or ``"context"``), ``seconds`` (llama.cpp: from the first
+    new token to the end; transformers: the whole ``generate`` call) and ``forwards`` (model
+    forwards after the prompt's: each one verifies a draft)."""
+
+    tokens: list[int]
+    stop: str
+    seconds: float
+    forwards: int
+
+
+def llama_greedy(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int], *,
+                 reuse_prefix: bool = False) -> GreedyRun:
+    """``llm.generate`` greedy after ``prompt`` up to an end-of-generation id, ``max_new`` tokens
+    or a full context (stopped where copygram's baseline stops: before a token that would not
+    fit). ``reuse_prefix``: keep the prompt prefix llama-cpp-python finds in its cache, as
+    copygram's prefill does; otherwise the whole prompt is evaluated."""
+    if not reuse_prefix:
+        llm.reset()
+    evals = 0
+    evaluate = llm.eval
+
+    def counted(tokens: Sequence[int]) -> None:
+        nonlocal evals
+        evals += 1
+        evaluate(tokens)
+
+    llm.eval = counted  # generate() calls self.eval once per forward: count them
     out: list[int] = []
-    first = 0.0
-    for token in llm.generate(list(prompt), temp=0.0, top_k=1, reset=True):
-        if not out:
-            first = time.perf_counter()
-        if token in eos:
-            break
-        out.append(int(token))
-        if len(out) >= max_new:
-            break
-    return out, (time.perf_counter() - first) if out else 0.0
+    first, stop = 0.0, "budget"
+    stream = llm.generate(list(prompt), temp=0.0, top_k=1, reset=True)
+    try:
+        for token in stream:
+            if not out:
+                first = time.perf_counter()
+            if token in eos:
+                stop = "eos"
+                break
+            out.append(int(token))
+            if len(out) >= max_new:
+                break
+            if len(prompt) + len(out) > llm.n_ctx():
+                stop = "context"
+                break
+    finally:
+        stream.close()
+        del llm.eval
+    seconds = (time.perf_counter() - first) if out else 0.0
+    return GreedyRun(out, stop, seconds, max(evals - 1, 0))
 
 
 def _gguf(config: BackendConfig) -> Path | None:
@@ -99,9 +138,11 @@ def _gguf(config: BackendConfig) -> Path | None:
     return None
 
 
-def run_llamacpp_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow],
-                       k: int = 10) -> list[PeerRun]:
-    """``LlamaPromptLookupDecoding`` vs plain greedy, both in llama-cpp-python."""
+def llama_model(config: BackendConfig, n_ctx: int, lookup_k: int | None = None) -> Any:
+    """A ``llama_cpp.Llama`` of ``config``'s GGUF with the backend's thread count, and with
+    ``LlamaPromptLookupDecoding(num_pred_tokens=lookup_k)`` as its draft model unless
+    ``lookup_k`` is None. With a draft model it keeps logits for every position: ``n_ctx`` rows
+    of the vocabulary (~2.5 GB for a 150k vocabulary at 4096)."""
     try:
         import llama_cpp
         from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
@@ -110,26 +151,33 @@ def run_llamacpp_peers(backend: Backend, config: BackendConfig, rows: Sequence[E
     path = _gguf(config)
     if path is None:
         raise ConfigError(f"llama.cpp peers need a GGUF model, not {config.model!r}")
-    # The backend's own thread count (the same default), so the peers and the e2e runs compare.
+    # The backend's own thread count (the same default), so the peers and copygram compare.
     threads = config.n_threads or os.cpu_count() or 1
-    options: dict[str, Any] = {"n_ctx": backend.context_length, "n_threads": threads,
+    options: dict[str, Any] = {"n_ctx": n_ctx, "n_threads": threads,
                                "n_threads_batch": threads, "verbose": False}
-    plain = llama_cpp.Llama(str(path), **options)
-    peer = llama_cpp.Llama(str(path), draft_model=LlamaPromptLookupDecoding(
-        num_pred_tokens=k), **options)
+    if lookup_k is not None:
+        options["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=lookup_k)
+    return llama_cpp.Llama(str(path), **options)
+
+
+def run_llamacpp_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow],
+                       k: int = 10) -> list[PeerRun]:
+    """``LlamaPromptLookupDecoding`` vs plain greedy, both in llama-cpp-python."""
+    plain = llama_model(config, backend.context_length)
+    peer = llama_model(config, backend.context_length, k)
     runs = []
     for row, prompt, max_new in _fitting(backend, rows):
-        base_out, base_s = _llama_generate(plain, prompt, max_new, backend.eos_token_ids)
+        base = llama_greedy(plain, prompt, max_new, backend.eos_token_ids)
         try:
-            peer_out, peer_s = _llama_generate(peer, prompt, max_new, backend.eos_token_ids)
+            lookup = llama_greedy(peer, prompt, max_new, backend.eos_token_ids)
         except ValueError as exc:
             # llama-cpp-python 0.3.x can overrun its score buffer while verifying a draft.
             print(f"peer failed on {row.id}: {exc}", file=sys.stderr)
-            peer = llama_cpp.Llama(str(path), draft_model=LlamaPromptLookupDecoding(
-                num_pred_tokens=k), **options)
+            peer = llama_model(config, backend.context_length, k)
             continue
-        runs.append(PeerRun("llama.cpp LlamaPromptLookupDecoding", row.id, k, len(base_out),
-                            base_s, len(peer_out), peer_s, peer_out == base_out))
+        runs.append(PeerRun("llama.cpp LlamaPromptLookupDecoding", row.id, k, len(base.tokens),
+                            base.seconds, len(lookup.tokens), lookup.seconds,
+                            lookup.tokens == base.tokens))
     return runs
 
 
@@ -153,34 +201,51 @@ def _hf_model(config: BackendConfig) -> Any:
     return model.to(device).eval()
 
 
+def hf_greedy(model: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int],
+              lookup: int | None = None) -> GreedyRun:
+    """``model.generate(..., do_sample=False)`` after ``prompt`` (with
+    ``prompt_lookup_num_tokens=lookup`` unless None), timed as a whole; its forwards are counted
+    with a forward hook."""
+    import torch
+
+    ids = torch.tensor([list(prompt)], device=next(model.parameters()).device)
+    stops = sorted(eos)
+    extra = {} if lookup is None else {"prompt_lookup_num_tokens": lookup}
+    forwards = 0
+
+    def hook(*_: object) -> None:
+        nonlocal forwards
+        forwards += 1
+
+    handle = model.register_forward_hook(hook)
+    start = time.perf_counter()
+    try:
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new,
+                                 do_sample=False, eos_token_id=stops, pad_token_id=stops[0],
+                                 **extra)
+    finally:
+        handle.remove()
+    seconds = time.perf_counter() - start
+    new = [int(t) for t in out[0, ids.shape[1]:]]
+    tokens = new[:next((i for i, t in enumerate(new) if t in eos), len(new))]
+    stop = "eos" if len(tokens) < len(new) else "budget"
+    return GreedyRun(tokens, stop, seconds, max(forwards - 1, 0))
+
+
 def run_transformers_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow],
                            k: int = 10) -> list[PeerRun]:
     """``generate(prompt_lookup_num_tokens=k)`` vs plain ``generate``, greedy, same model."""
     model = _hf_model(config)
-    import torch
-
-    device = next(model.parameters()).device
-    eos = sorted(backend.eos_token_ids)
-
-    def timed(ids: Any, max_new: int, lookup: int | None) -> tuple[list[int], float]:
-        extra = {} if lookup is None else {"prompt_lookup_num_tokens": lookup}
-        start = time.perf_counter()
-        with torch.no_grad():
-            out = model.generate(ids, attention_mask=torch.ones_like(ids),
-                                 max_new_tokens=max_new, do_sample=False, eos_token_id=eos,
-                                 pad_token_id=eos[0], **extra)
-        return [int(t) for t in out[0, ids.shape[1]:] if int(t) not in eos], \
-            time.perf_counter() - start
-
+    eos = backend.eos_token_ids
     runs = []
     for row, prompt, max_new in _fitting(backend, rows):
-        ids = torch.tensor([prompt], device=device)
-        _, prefill_s = timed(ids, 1, None)
-        base_out, base_s = timed(ids, max_new, None)
-        peer_out, peer_s = timed(ids, max_new, k)
-        runs.append(PeerRun("transformers prompt_lookup_num_tokens", row.id, k, len(base_out),
-                            max(base_s - prefill_s, 1e-9), len(peer_out),
-                            max(peer_s - prefill_s, 1e-9), peer_out == base_out))
+        prefill_s = hf_greedy(model, prompt, 1, eos).seconds
+        base = hf_greedy(model, prompt, max_new, eos)
+        peer = hf_greedy(model, prompt, max_new, eos, k)
+        runs.append(PeerRun("transformers prompt_lookup_num_tokens", row.id, k, len(base.tokens),
+                            max(base.seconds - prefill_s, 1e-9), len(peer.tokens),
+                            max(peer.seconds - prefill_s, 1e-9), peer.tokens == base.tokens))
     return runs
 
 
@@ -190,6 +255,57 @@ def run_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow], 
     if config.backend == "transformers":
         return run_transformers_peers(backend, config, rows, k)
     return run_llamacpp_peers(backend, config, rows, k)
+
+
+LookupGenerate = Callable[[Sequence[int], int], GreedyRun]
+"""``generate(prompt_ids, max_new)``: a loaded peer's greedy generation after a prompt."""
+
+
+@dataclass
+class _LlamaLookup:
+    """``LlamaPromptLookupDecoding`` on one loaded ``Llama``, rebuilt after a failed run."""
+
+    config: BackendConfig
+    n_ctx: int
+    eos: frozenset[int]
+    k: int
+
+    def __post_init__(self) -> None:
+        self.llm = llama_model(self.config, self.n_ctx, self.k)
+
+    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun:
+        try:
+            # The prompt prefix cached from the last row is reused, as copygram's prefill does.
+            return llama_greedy(self.llm, prompt, max_new, self.eos, reuse_prefix=True)
+        except ValueError as exc:
+            # llama-cpp-python 0.3.x can overrun its score buffer while verifying a draft, and
+            # the instance is unusable after that.
+            self.llm = llama_model(self.config, self.n_ctx, self.k)
+            raise BackendError(f"llama-cpp-python's prompt lookup failed: {exc}") from exc
+
+
+def lookup_generator(backend: Backend, config: BackendConfig, k: int = 10) -> LookupGenerate:
+    """The prompt-lookup peer of ``config``'s stack, loaded once (``backend``, loaded from
+    ``config``, gives the context length and end-of-generation ids): llama.cpp's
+    ``LlamaPromptLookupDecoding(num_pred_tokens=k)``, or Transformers'
+    ``generate(prompt_lookup_num_tokens=k, do_sample=False)`` for ``backend="transformers"``.
+    Either stops where copygram's rewrite baseline stops: an end-of-generation id, ``max_new``
+    tokens, or a full context."""
+    eos = backend.eos_token_ids
+    if config.backend != "transformers":
+        return _LlamaLookup(config, backend.context_length, eos, k)
+    model = _hf_model(config)
+    n_ctx = backend.context_length
+
+    def generate(prompt: Sequence[int], max_new: int) -> GreedyRun:
+        # The baseline stops once prompt and output exceed the context: at most this many.
+        room = n_ctx - len(prompt) + 1
+        run = hf_greedy(model, prompt, min(max_new, room), eos, k)
+        if run.stop == "budget" and len(run.tokens) == room < max_new:
+            return GreedyRun(run.tokens, "context", run.seconds, run.forwards)
+        return run
+
+    return generate
 
 
 def peer_table(runs: Sequence[PeerRun]) -> str:

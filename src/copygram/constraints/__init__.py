@@ -40,6 +40,7 @@ def compile_constraint(
     syntax: str = DEFAULT_SYNTAX,
     max_lines: int | None = None,
     ordered: bool = False,
+    to_end: bool = False,
 ) -> Constraint:
     """A fresh :class:`Constraint` for editing ``document`` (text, or its split lines).
 
@@ -52,7 +53,8 @@ def compile_constraint(
 
     ``ordered``: copies must keep the document's order (each starts after the previous one's
     end), which also bounds every program by the document; off, any valid range may be copied
-    anywhere (edits that move code).
+    anywhere (edits that move code). ``to_end`` (needs ``ordered``): the program ends only
+    after a copy of the document's last line.
 
     Raises :class:`DocumentError` for an empty document or one longer than ``max_lines``
     (default :data:`DEFAULT_MAX_LINES` per engine), :class:`ConfigError` for an unknown engine,
@@ -79,10 +81,12 @@ def compile_constraint(
     if engine == "llguidance":
         from copygram.constraints.llguidance import compile_llguidance
 
-        return compile_llguidance(vocab, syntax, n_lines).new_constraint(ordered=ordered)
+        return compile_llguidance(vocab, syntax, n_lines).new_constraint(ordered=ordered,
+                                                                     to_end=to_end)
     from copygram.constraints.outlines import compile_outlines
 
-    return compile_outlines(vocab, syntax, n_lines).new_constraint(ordered=ordered)
+    return compile_outlines(vocab, syntax, n_lines).new_constraint(ordered=ordered,
+                                                                   to_end=to_end)
 
 
 __all__ = [

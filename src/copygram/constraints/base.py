@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from copygram.constraints.guard import INITIAL, OUT, GuardSets, State, Tracker
+from copygram.constraints.guard import INITIAL, GuardSets, State, Tracker
 from copygram.constraints.vocab import Mask, Vocab
 from copygram.errors import ConstraintError
 from copygram.language.types import LineRange
@@ -156,7 +156,8 @@ class GuardedConstraint(ABC):
 
     @property
     def done(self) -> bool:
-        return not self._finished and self._states[-1][0] == OUT and self._accepting()
+        return (not self._finished and self._tracker.may_end(self._states[-1])
+                and self._accepting())
 
     @property
     def n_consumed(self) -> int:

@@ -49,16 +49,19 @@ def _lark(syntax: str) -> lark.Lark:
 
 @dataclass(frozen=True)
 class CopyTag:
-    """The literal bytes around the two line numbers of a copy op: ``open i sep j close``.
+    """The literal bytes around the two line numbers of a copy op: ``open i sep j close``, and
+    the gen op's tags, which tell the trackers where gen text (free to hold ``<``) runs.
 
     ``exclusive``: how many bytes of ``open`` are written before the text can only be a copy tag
-    (``<c`` of ``<copy lines="``; ``<`` alone may still start ``<gen>`` or ``</gen>``).
+    (``<c`` of ``<copy lines="``; ``<`` alone may still start ``<gen>``).
     """
 
     open: bytes
     sep: bytes
     close: bytes
     exclusive: int
+    gen_open: bytes = b"<gen>"
+    gen_close: bytes = b"</gen>"
 
 
 @functools.cache
@@ -83,9 +86,13 @@ def copy_tag(syntax: str) -> CopyTag:
         or sep[0] in digits
         or close[0] in digits
         or sep[0] == close[0]
+        # Gen text ends at the first closing tag: its first byte must not recur in it.
+        or others[1][:1] != open_[:1]
+        or others[1][0] in others[1][1:]
+        or others[0][: exclusive - 1] != open_[: exclusive - 1]
     ):
         raise ConstraintError(f"syntax {syntax!r}: copy-rule literals are not trackable")
-    return CopyTag(open_, sep, close, exclusive)
+    return CopyTag(open_, sep, close, exclusive, gen_open=others[0], gen_close=others[1])
 
 
 _META = frozenset("\\.+*?()|[]{}^$")
@@ -161,7 +168,8 @@ def document_regex(syntax: str, n_lines: int) -> str:
 def literal_bytes(syntax: str) -> bytes:
     """Every byte a program may need that is not free text: the grammar's literals and digits."""
     parser = _lark(syntax)
-    needed = set(b"0123456789")
+    s = get_syntax(syntax)
+    needed = set(b"0123456789") | set((s.gen_open + s.gen_close).encode())
     for terminal in parser.terminals:
         if type(terminal.pattern).__name__ == "PatternStr":
             needed.update(str(terminal.pattern.value).encode())

@@ -33,8 +33,9 @@ from copygram.constraints.vocab import Vocab
 from copygram.errors import ConstraintError
 from copygram.language.types import LineRange
 
-# Tracker phases.
-OUT, OPEN, FIRST, SEP, SECOND, CLOSE = range(6)
+# Tracker phases. GEN_OPEN: the opener of a gen op after its first byte; GEN: inside gen text,
+# which may hold "<" and even a whole copy tag, so the tracker must know it is there.
+OUT, OPEN, FIRST, SEP, SECOND, CLOSE, GEN_OPEN, GEN = range(8)
 
 State = tuple[int, int, int, str, int]
 """(phase, bytes of the current literal matched, start line i, digits so far, end line of the
@@ -63,32 +64,44 @@ class Tracker:
     ``ordered``: copies keep the document's order - a copy starts after the end of the previous
     one (the order guard). Every program is then bounded by the document: at most ``n`` copied
     lines, and no copy at all once line ``n`` is copied (the tag is refused where it stops
-    being a possible gen tag, so the grammar never dead-ends inside it).
+    being a possible gen tag, so the grammar never dead-ends inside it). ``to_end`` (ordered
+    only): the program ends only after a copy of the document's last line.
     """
 
-    __slots__ = ("n_lines", "ordered", "tag")
+    __slots__ = ("n_lines", "ordered", "tag", "to_end")
 
-    def __init__(self, tag: CopyTag, n_lines: int, *, ordered: bool = False) -> None:
+    def __init__(self, tag: CopyTag, n_lines: int, *, ordered: bool = False,
+                 to_end: bool = False) -> None:
+        if to_end and not ordered:
+            raise ConstraintError("copies to the end need ordered copies (to know the end)")
         self.tag = tag
         self.n_lines = n_lines
         self.ordered = ordered
+        self.to_end = to_end
+
+    def may_end(self, state: State) -> bool:
+        """Whether a program may end in ``state`` (between ops): with ``to_end``, only once a
+        copy reached the document's last line (a model that stops after its fix drops the
+        rest of the file; this makes it copy or rewrite the rest first)."""
+        return state[0] == OUT and (not self.to_end or state[4] >= self.n_lines)
 
     def advance(self, state: State, data: bytes) -> tuple[State, LineRange | None] | None:
         """The state after ``data`` and the copy it closes, or ``None`` if a guard rejects it."""
         phase, k, start, digits, floor = state
         tag = self.tag
-        if phase == OUT and tag.open[0] not in data:
-            return state, None  # the common case: gen text or tags other than copy
+        if phase == GEN and k == 0 and tag.gen_close[0] not in data:
+            return state, None  # the common case: gen text
         closed: LineRange | None = None
         no_copy_left = floor >= self.n_lines
         for byte in data:
             if closed is not None:
                 return None  # tag-end guard: the closing byte must be the token's last
             if phase == OUT:
-                if byte == tag.open[0]:
-                    phase, k = (OPEN, 1) if len(tag.open) > 1 else (FIRST, 0)
-                    if no_copy_left and tag.exclusive <= 1:
-                        return None  # order guard: line n is copied, no copy can follow
+                if byte != tag.open[0]:
+                    return None  # the grammar admits only an op's opener here
+                phase, k = (OPEN, 1) if len(tag.open) > 1 else (FIRST, 0)
+                if no_copy_left and tag.exclusive <= 1:
+                    return None  # order guard: line n is copied, no copy can follow
             elif phase == OPEN:
                 if byte == tag.open[k]:
                     k += 1
@@ -96,8 +109,25 @@ class Tracker:
                         return None  # order guard, as early as the tag is surely a copy
                     if k == len(tag.open):
                         phase, k, digits = FIRST, 0, ""
+                elif k < min(tag.exclusive, len(tag.gen_open)) and byte == tag.gen_open[k]:
+                    # The grammar admits only ops here: not the copy opener, so the gen one.
+                    phase, k = (GEN, 0) if k + 1 == len(tag.gen_open) else (GEN_OPEN, k + 1)
                 else:
-                    phase, k = (OPEN, 1) if byte == tag.open[0] else (OUT, 0)
+                    return None
+            elif phase == GEN_OPEN:
+                if byte != tag.gen_open[k]:
+                    return None
+                k += 1
+                if k == len(tag.gen_open):
+                    phase, k = GEN, 0
+            elif phase == GEN:
+                # The closing tag's first byte does not recur in it: no backtracking needed.
+                if byte == tag.gen_close[k]:
+                    k += 1
+                    if k == len(tag.gen_close):
+                        phase, k = OUT, 0
+                else:
+                    k = 1 if byte == tag.gen_close[0] else 0
             elif phase == FIRST:
                 if byte in _DIGITS:
                     digits += chr(byte)
@@ -183,7 +213,9 @@ class GuardSets:
                 open_.append(token_id)
             if numeric.intersection(data):
                 inside.append(token_id)
-        ids = {OUT: out, OPEN: open_}
+        # In gen text and its opener, a token can reach a copy tag only through the closing tag
+        # and the copy's exclusive opener.
+        ids = {OUT: out, OPEN: open_, GEN_OPEN: out, GEN: out}
         for phase in (FIRST, SEP, SECOND, CLOSE):
             ids[phase] = inside
         self.by_phase: dict[int, IdArray] = {

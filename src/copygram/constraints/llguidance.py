@@ -31,9 +31,11 @@ class LLGuidanceGrammar:
     tracker: Tracker = field(repr=False)
     sets: GuardSets = field(repr=False)
 
-    def new_constraint(self, *, ordered: bool = False) -> LLGuidanceConstraint:
-        """A fresh matcher; ``ordered`` adds the order guard (copies in document order)."""
-        return LLGuidanceConstraint(self, ordered=ordered)
+    def new_constraint(self, *, ordered: bool = False,
+                       to_end: bool = False) -> LLGuidanceConstraint:
+        """A fresh matcher; ``ordered`` adds the order guard (copies in document order);
+        ``to_end``: the program ends only after a copy of the last line."""
+        return LLGuidanceConstraint(self, ordered=ordered, to_end=to_end)
 
 
 @functools.lru_cache(maxsize=32)
@@ -59,9 +61,10 @@ class LLGuidanceConstraint(GuardedConstraint):
     the grammar forces, e.g. ``opy lines="`` after ``<c``), checked by the guards.
     """
 
-    def __init__(self, compiled: LLGuidanceGrammar, *, ordered: bool = False) -> None:
-        tracker = (Tracker(compiled.tracker.tag, compiled.n_lines, ordered=True) if ordered
-                   else compiled.tracker)
+    def __init__(self, compiled: LLGuidanceGrammar, *, ordered: bool = False,
+                 to_end: bool = False) -> None:
+        tracker = (Tracker(compiled.tracker.tag, compiled.n_lines, ordered=True,
+                           to_end=to_end) if ordered or to_end else compiled.tracker)
         super().__init__(compiled.vocab, tracker, compiled.sets)
         self._matcher = compiled.template.deep_copy()
         ll_size = int(compiled.vocab.ll_tokenizer.vocab_size)

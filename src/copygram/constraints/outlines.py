@@ -67,9 +67,11 @@ class OutlinesGrammar:
     _masks: dict[int, Mask] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def new_constraint(self, *, ordered: bool = False) -> OutlinesConstraint:
-        """A fresh matcher; ``ordered`` adds the order guard (copies in document order)."""
-        return OutlinesConstraint(self, ordered=ordered)
+    def new_constraint(self, *, ordered: bool = False,
+                       to_end: bool = False) -> OutlinesConstraint:
+        """A fresh matcher; ``ordered`` adds the order guard (copies in document order);
+        ``to_end``: the program ends only after a copy of the last line."""
+        return OutlinesConstraint(self, ordered=ordered, to_end=to_end)
 
     @functools.cached_property
     def _sentinel_starters(self) -> frozenset[int]:
@@ -135,9 +137,10 @@ class OutlinesConstraint(GuardedConstraint):
 
     _FORCED_LIMIT = 64
 
-    def __init__(self, compiled: OutlinesGrammar, *, ordered: bool = False) -> None:
-        tracker = (Tracker(compiled.tracker.tag, compiled.n_lines, ordered=True) if ordered
-                   else compiled.tracker)
+    def __init__(self, compiled: OutlinesGrammar, *, ordered: bool = False,
+                 to_end: bool = False) -> None:
+        tracker = (Tracker(compiled.tracker.tag, compiled.n_lines, ordered=True,
+                           to_end=to_end) if ordered or to_end else compiled.tracker)
         super().__init__(compiled.vocab, tracker, compiled.sets)
         self._grammar = compiled
         self._index_states: list[int] = [compiled.index.get_initial_state()]

@@ -10,7 +10,6 @@ import functools
 from collections.abc import Callable
 
 from copygram.language.lines import split_lines
-from copygram.language.ops import escape_gen_text
 
 
 class EditDocument:
@@ -20,18 +19,23 @@ class EditDocument:
         self.text = text
         self.lines = split_lines(text)
         self._tokenize = tokenize
+        self._gen_tokens: dict[str, list[int]] = {}
 
     @functools.cached_property
     def tokens(self) -> list[int]:
         """The document tokenized as one text (what the room check counts)."""
         return self._tokenize(self.text)
 
-    @functools.cached_property
-    def escaped_tokens(self) -> list[int]:
-        """The document as gen text writes it (``&``, ``<`` escaped), tokenized as one text: the
-        drafter's old text. The same tokens as :attr:`tokens` when nothing needs escaping."""
-        escaped = escape_gen_text(self.text)
-        return self.tokens if escaped == self.text else self._tokenize(escaped)
+    def gen_tokens(self, escape: Callable[[str], str]) -> list[int]:
+        """The document as gen text writes it (``escape``: the syntax's, which changes only a
+        closing tag in the text), tokenized as one text: the drafter's old text. The same
+        tokens as :attr:`tokens` when nothing needs escaping."""
+        escaped = escape(self.text)
+        if escaped == self.text:
+            return self.tokens
+        if escaped not in self._gen_tokens:
+            self._gen_tokens[escaped] = self._tokenize(escaped)
+        return self._gen_tokens[escaped]
 
 
 __all__ = ["EditDocument"]

@@ -6,7 +6,7 @@ Statistics that only a benchmark reads are computed from these events after the 
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -86,24 +86,28 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX)
     op's text. ``events`` are one run's, ending with its :class:`DoneEvent`.
 
     Computed after the run from the program text and the tokens' byte offsets, so the decode
-    loop does not pay for a statistic only benchmarks read. Every op literal starts with ``<``
-    and escaped gen text never holds one, so a prefix of the program ends inside gen text when
-    its last ``<`` starts the gen opener (:meth:`~copygram.language.syntaxes.Syntax.in_gen_text`
-    on bytes)."""
+    loop does not pay for a statistic only benchmarks read: the gen texts' byte spans come from
+    the program's ops (:meth:`~copygram.language.syntaxes.Syntax.gen_text_spans`)."""
     tokens: list[GenTokenEvent] = []
-    program = b""
+    program = ""
     for event in events:
         if isinstance(event, GenTokenEvent):
             if not event.drafted:
                 tokens.append(event)
         elif isinstance(event, DoneEvent):
-            program = event.result.program_text.encode("utf-8")
-    opener = get_syntax(syntax).gen_open.encode("utf-8")
-    starts = [i for i, byte in enumerate(program) if byte == ord("<")]
+            program = event.result.program_text
 
-    def in_gen_text(end: int) -> bool:
-        at = bisect_left(starts, end) - 1
-        return at >= 0 and program.startswith(opener, starts[at], end)
+    def at_byte(offset: int) -> int:
+        return len(program[:offset].encode("utf-8"))
+
+    # Byte offsets of every gen text's (start, end); a token is gen text when both its ends
+    # lie in one span, the span's start included (the token right after the opener).
+    spans = [(at_byte(a), at_byte(b)) for a, b in get_syntax(syntax).gen_text_spans(program)]
+    starts = [a for a, _ in spans]
+
+    def in_gen_text(offset: int) -> bool:
+        at = bisect_right(starts, offset) - 1
+        return at >= 0 and spans[at][0] <= offset <= spans[at][1]
 
     return sum(not (in_gen_text(t.start) and in_gen_text(t.end)) for t in tokens)
 

@@ -76,6 +76,7 @@ class EditPlan:
     splice_forced: bool = True
     draft: DraftConfig = field(default_factory=DraftConfig)
     ordered_copies: bool = True  # the order guard: each copy starts after the previous one
+    copy_to_end: bool = False  # the program ends only after a copy of the last line
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
 
@@ -300,7 +301,8 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
             return None
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                        plan.syntax, plan.backend.batch_profile, instruction,
-                       document_tokens=doc.escaped_tokens if plan.draft.gen else None,
+                       document_tokens=(doc.gen_tokens(get_syntax(plan.syntax).escape)
+                                        if plan.draft.gen else None),
                        reader=reader)
 
     yield from run(plan, document, prompt, policy, drafter)
@@ -314,7 +316,8 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     backend = plan.backend
     started = time.perf_counter()
     constraint = compile_constraint(document.lines, backend, engine=plan.engine,
-                                    syntax=plan.syntax, ordered=plan.ordered_copies)
+                                    syntax=plan.syntax, ordered=plan.ordered_copies,
+                                    to_end=plan.copy_to_end)
     reader = OpReader(get_syntax(plan.syntax))
     drafter = make_drafter(document, reader) if make_drafter is not None else None
     meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from copygram.config import LINE_VIEWS, check_choice
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
@@ -35,11 +36,14 @@ Copy every unchanged run of lines, generate only what changes, and keep the orig
 After each copy you will see the lines it copied."""
 
 
-def number_lines(document: str) -> str:
-    """The document with a line number before every line, as the model reads it."""
+def number_lines(document: str, view: str = "pipe") -> str:
+    """The document with a line number before every line, as the model reads it (``view``:
+    one of :data:`~copygram.config.LINE_VIEWS`)."""
+    check_choice("line_view", view, LINE_VIEWS)
     lines = split_lines(document)
     width = len(str(len(lines)))
-    return "".join(f"{i:>{width}}| {line}" for i, line in enumerate(lines, 1)) + (
+    prefix = "{i:>{width}}| " if view == "pipe" else "{i:>{width}}\t"
+    return "".join(prefix.format(i=i, width=width) + line for i, line in enumerate(lines, 1)) + (
         "" if not lines or lines[-1].endswith(("\n", "\r")) else "\n"
     )
 
@@ -57,8 +61,8 @@ def program_in_context(program: Program, document: str, syntax: str = DEFAULT_SY
     return "".join(parts)
 
 
-def user_message(document: str, instruction: str) -> str:
-    return f"Instruction: {instruction.strip()}\n\nDocument:\n{number_lines(document)}"
+def user_message(document: str, instruction: str, view: str = "pipe") -> str:
+    return f"Instruction: {instruction.strip()}\n\nDocument:\n{number_lines(document, view)}"
 
 
 _EXAMPLE_DOCUMENT = (
@@ -84,6 +88,10 @@ class DefaultPromptBuilder:
     syntax: str = DEFAULT_SYNTAX
     system: str = SYSTEM
     with_example: bool = True
+    line_view: str = "pipe"  # LINE_VIEWS
+
+    def __post_init__(self) -> None:
+        number_lines("", self.line_view)  # checks the view once, here
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
         ops = get_syntax(self.syntax).describe()
@@ -91,10 +99,12 @@ class DefaultPromptBuilder:
         if self.with_example:
             example = program_in_context(_example_program(), _EXAMPLE_DOCUMENT, self.syntax)
             messages += [
-                {"role": "user", "content": user_message(_EXAMPLE_DOCUMENT, _EXAMPLE_INSTRUCTION)},
+                {"role": "user",
+                 "content": user_message(_EXAMPLE_DOCUMENT, _EXAMPLE_INSTRUCTION, self.line_view)},
                 {"role": "assistant", "content": example},
             ]
-        messages.append({"role": "user", "content": user_message(document, instruction)})
+        messages.append({"role": "user",
+                         "content": user_message(document, instruction, self.line_view)})
         return messages
 
     def build(self, document: str, instruction: str, model: ChatModel) -> str:

@@ -8,10 +8,18 @@ nothing of copygram but :mod:`copygram.errors`.
 from __future__ import annotations
 
 from copygram.language.lines import count_lines, split_lines
-from copygram.language.ops import Copy, Gen, Op, Program, escape_gen_text, unescape_gen_text
+from copygram.language.ops import Copy, Gen, Op, Program
 from copygram.language.oracle import oracle
 from copygram.language.resolve import resolve
-from copygram.language.syntaxes import DEFAULT_SYNTAX, Syntax, get_syntax, parse, render
+from copygram.language.syntaxes import (
+    DEFAULT_SYNTAX,
+    Syntax,
+    escape_gen_text,
+    get_syntax,
+    parse,
+    render,
+    unescape_gen_text,
+)
 from copygram.language.types import LineRange, TokenId
 
 __all__ = ["DEFAULT_SYNTAX", "Copy", "Gen", "LineRange", "Op", "Program", "Syntax", "TokenId",

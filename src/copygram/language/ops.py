@@ -1,14 +1,12 @@
-"""Edit programs: the ops, the immutable program, the gen-text escaping rule and rendering.
+"""Edit programs: the ops and the immutable program.
 
-Escaping rule for gen text (see docs/language.md): ``&`` is written ``&amp;`` and ``<`` is written
-``&lt;``; nothing else is escaped. Every string, including one holding ``</gen>``, ``<copy``, NUL,
-CR or any Unicode, is therefore expressible, and the rendered text of an op can never be mistaken
-for the start of another.
+How a gen's text is written inside a program (verbatim, a few reserved words escaped) is the
+syntax's business: :mod:`copygram.language.gentext` and :meth:`Syntax.escape
+<copygram.language.syntaxes.Syntax.escape>`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import overload
@@ -39,7 +37,7 @@ class Copy:
 
 @dataclass(frozen=True, slots=True)
 class Gen:
-    """Generate ``text`` verbatim (unescaped; escaping happens in :meth:`Program.render`)."""
+    """Generate ``text`` verbatim (unescaped; a syntax escapes it when rendering)."""
 
     text: str
 
@@ -49,22 +47,6 @@ class Gen:
 
 
 Op = Copy | Gen
-
-_ESCAPES = {"&": "&amp;", "<": "&lt;"}
-_ESCAPE_RE = re.compile("[&<]")
-_UNESCAPES = {"&amp;": "&", "&lt;": "<"}
-_UNESCAPE_RE = re.compile("&amp;|&lt;")
-
-
-def escape_gen_text(text: str) -> str:
-    """Gen text as it is written inside ``<gen>…</gen>``."""
-    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()], text)
-
-
-def unescape_gen_text(escaped: str) -> str:
-    """Inverse of :func:`escape_gen_text` (only ``&amp;`` and ``&lt;`` are entities)."""
-    return _UNESCAPE_RE.sub(lambda m: _UNESCAPES[m.group()], escaped)
-
 
 class Program(Sequence[Op]):
     """An immutable sequence of :class:`Copy` and :class:`Gen` ops.

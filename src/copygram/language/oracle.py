@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from copygram.language.lines import split_lines
-from copygram.language.ops import Copy, Gen, Op, Program, escape_gen_text
+from copygram.language.ops import Copy, Gen, Op, Program
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 
@@ -60,7 +60,7 @@ class CharCost:
         return float(len(s.gen_open) + len(s.gen_close))
 
     def gen_line(self, line: str) -> float:
-        return float(len(escape_gen_text(line)))
+        return float(len(get_syntax(self.syntax).escape(line)))
 
 
 class TokenCost:
@@ -75,6 +75,7 @@ class TokenCost:
                  syntax: str = DEFAULT_SYNTAX) -> None:
         s = get_syntax(syntax)
         self._tokenize = tokenize
+        self._escape = s.escape
         self._cache: dict[str, float] = {}
         self.copy_base = self._count(s.copy_open) + self._count(s.copy_sep) + self._count(
             s.copy_close)
@@ -89,7 +90,7 @@ class TokenCost:
         return self._count(str(value))
 
     def gen_line(self, line: str) -> float:
-        return self._count(escape_gen_text(line))
+        return self._count(self._escape(line))
 
 
 def oracle(before: str, after: str, *, cost: CostModel | None = None) -> Program:

@@ -6,9 +6,10 @@ written. ``lines`` is the paper's ``<copy lines="i-j"/>`` syntax and the default
 writes ``<@i-j>`` and ``<g>TEXT</g>``.
 
 The grammar file is the only place the language is written: a :class:`Syntax` reads its op
-literals (the copy rule's ``OPEN N SEP N CLOSE``, the gen rule's ``OPEN GEN_TEXT? CLOSE``) and the
-gen-text pattern from it, and builds from them the renderer, the one regex of a complete op
-(:attr:`Syntax.op_pattern`, used by the drafter) and the test for "inside gen text".
+literals (the copy rule's ``OPEN N SEP N CLOSE``, the gen terminal's ``GEN_OPEN GEN_TEXT?
+GEN_CLOSE``) and the gen-text pattern from it, and builds from them the renderer, the one regex
+of a complete op (:attr:`Syntax.op_pattern`, used by the drafter) and the test for "inside gen
+text".
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from copygram.errors import CopygramError, ProgramSyntaxError
-from copygram.language.ops import Copy, Gen, Op, Program, escape_gen_text, unescape_gen_text
+from copygram.language import gentext
+from copygram.language.ops import Copy, Gen, Op, Program
 
 if TYPE_CHECKING:
     import lark
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
 DEFAULT_SYNTAX = "lines"
 LINE_NUMBER = "LINE_NUMBER"
 GEN_TEXT = "GEN_TEXT"
+GEN_OPEN, GEN_CLOSE = "GEN_OPEN", "GEN_CLOSE"
+# Lark keeps only the terminals some rule uses; this rule (added to a copy of the grammar, never
+# to the parser of programs) makes it keep the gen terminal's pieces, to read them.
+_PROBE = f"\ngen_pieces__: {GEN_OPEN} {GEN_TEXT} {GEN_CLOSE}\n"
 
 
 def load_grammar(filename: str) -> str:
@@ -56,9 +62,13 @@ class _Literals:
 
 @functools.cache
 def _literals(grammar_file: str) -> _Literals:
-    """The op literals of a grammar file, read from its ``copy`` and ``gen`` rules."""
+    """The op literals of a grammar file, read from its ``copy`` rule and ``GEN`` terminal."""
+    import lark
+
     parser = grammar_parser(grammar_file)
-    terminals = {t.name: t.pattern for t in parser.terminals}
+    pieces = lark.Lark(load_grammar(grammar_file) + _PROBE, parser="lalr", lexer="contextual",
+                       start=["start", "gen_pieces__"])
+    terminals = {t.name: t.pattern for t in [*parser.terminals, *pieces.terminals]}
 
     def literal(name: str, rule: str) -> str:
         pattern = terminals.get(name)
@@ -69,7 +79,6 @@ def _literals(grammar_file: str) -> _Literals:
     def shape(rule: str) -> list[str]:
         expansions = [[sym.name for sym in r.expansion] for r in parser.rules
                       if r.origin.name == rule]
-        # ``gen: OPEN GEN_TEXT? CLOSE`` expands to two alternatives; keep the longest.
         if not expansions:
             raise CopygramError(f"{grammar_file}: no {rule!r} rule")
         return max(expansions, key=len)
@@ -77,15 +86,15 @@ def _literals(grammar_file: str) -> _Literals:
     copy = shape("copy")
     if len(copy) != 5 or copy[1::2] != [LINE_NUMBER] * 2:
         raise CopygramError(f"{grammar_file}: the copy rule must be OPEN N SEP N CLOSE")
-    gen = shape("gen")
-    if len(gen) != 3 or gen[1] != GEN_TEXT:
-        raise CopygramError(f"{grammar_file}: the gen rule must be OPEN {GEN_TEXT}? CLOSE")
+    if shape("gen") != ["GEN"]:
+        raise CopygramError(f"{grammar_file}: the gen rule must be the one terminal GEN: "
+                            f"{GEN_OPEN} {GEN_TEXT}? {GEN_CLOSE}")
     text = terminals.get(GEN_TEXT)
     if text is None or type(text).__name__ != "PatternRE":
         raise CopygramError(f"{grammar_file}: {GEN_TEXT} must be a regex terminal")
     copy_open, copy_sep, copy_close = (literal(n, "copy") for n in copy[0::2])
-    return _Literals(copy_open, copy_sep, copy_close,
-                     literal(gen[0], "gen"), literal(gen[2], "gen"), str(text.value))
+    return _Literals(copy_open, copy_sep, copy_close, literal(GEN_OPEN, "gen"),
+                     literal(GEN_CLOSE, "gen"), str(text.value))
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,11 @@ class Syntax:
         return _literals(self.grammar_file).gen_close
 
     @property
+    def gen_text_regex(self) -> str:
+        """The ``GEN_TEXT`` terminal's regex, as the grammar file writes it."""
+        return _literals(self.grammar_file).gen_text
+
+    @property
     def op_pattern(self) -> re.Pattern[str]:
         """One complete op: groups 1 and 2 are a copy's line numbers, group 3 a gen's escaped
         text (``None`` for a copy; ``None`` too for an empty gen)."""
@@ -137,25 +151,60 @@ class Syntax:
     def render_op(self, op: Op) -> str:
         if isinstance(op, Copy):
             return self.render_copy(op.start, op.end)
-        return self.gen_open + escape_gen_text(op.text) + self.gen_close
+        return self.gen_open + self.escape(op.text) + self.gen_close
+
+    @property
+    def reserved_words(self) -> gentext.Words:
+        """What gen text may not hold (:mod:`~copygram.language.gentext`): the gen's closing
+        tag and the first word of each op's opener (``</gen>``, ``<gen``, ``<copy``; ``</g>``,
+        ``<g>``, ``<@`` in the compact syntax, whose openers are too short to cut)."""
+        return (self.gen_close, _opener_word(self.gen_open), _opener_word(self.copy_open))
+
+    def escape(self, text: str) -> str:
+        """``text`` as gen text writes it: verbatim, unless it holds a reserved word
+        (:func:`copygram.language.gentext.escape`)."""
+        return gentext.escape(text, self.reserved_words)
+
+    def unescape(self, written: str) -> str:
+        return gentext.unescape(written, self.reserved_words)
 
     def render(self, program: Program) -> str:
         return "".join(self.render_op(op) for op in program)
 
     def in_gen_text(self, program_text: str) -> bool:
-        """Whether ``program_text`` ends inside a gen op's text (after its opener).
+        """Whether ``program_text`` (a prefix of a program) ends inside a gen op's text, after
+        its opener. Reads the complete ops from the start: gen text may hold ``<``."""
+        return self.open_gen_start(program_text) is not None
 
-        Every op literal starts with ``<`` and escaped text never holds one, so the last ``<``
-        starts the op being written."""
-        return program_text.startswith(self.gen_open, program_text.rfind("<"))
+    def open_gen_start(self, program_text: str) -> int | None:
+        """Where the text of the gen op that ``program_text`` ends inside begins (the offset
+        after its opener), or ``None`` if it does not end inside one."""
+        pattern, at = self.op_pattern, 0
+        while (match := pattern.match(program_text, at)) is not None:
+            at = match.end()
+        if program_text.startswith(self.gen_open, at):
+            return at + len(self.gen_open)
+        return None
+
+    def gen_text_spans(self, program_text: str) -> list[tuple[int, int]]:
+        """The ``(start, end)`` offsets of every gen op's text in ``program_text`` (a program
+        or a prefix of one; an unclosed last gen runs to the end)."""
+        pattern, at, spans = self.op_pattern, 0, []
+        while (match := pattern.match(program_text, at)) is not None:
+            if match.group(1) is None:
+                start = match.start() + len(self.gen_open)
+                spans.append((start, match.end() - len(self.gen_close)))
+            at = match.end()
+        if program_text.startswith(self.gen_open, at):
+            spans.append((at + len(self.gen_open), len(program_text)))
+        return spans
 
     def describe(self) -> str:
         """The two ops in this syntax, for the prompt."""
         return (
             f"{self.copy_open}i{self.copy_sep}j{self.copy_close} copies lines i "
             f"to j (1-based, inclusive) of the original document unchanged.\n"
-            f"{self.gen_open}TEXT{self.gen_close} writes new text. Inside TEXT write \"<\" as "
-            f"\"&lt;\" and \"&\" as \"&amp;\"."
+            f"{self.gen_open}TEXT{self.gen_close} writes new text TEXT, exactly as it is."
         )
 
     def parse(self, text: str) -> Program:
@@ -175,13 +224,21 @@ class Syntax:
                 column=column,
                 text=text,
             ) from None
-        return Program(_ops_from_tree(tree))
+        return Program(_ops_from_tree(tree, self))
 
     def op_from_match(self, match: re.Match[str]) -> Op:
         """The op an :attr:`op_pattern` match spells."""
         if match.group(1) is not None:
             return Copy(int(match.group(1)), int(match.group(2)))
-        return Gen(unescape_gen_text(match.group(3) or ""))
+        return Gen(self.unescape(match.group(3) or ""))
+
+
+def _opener_word(opener: str) -> str:
+    """``<`` and the letters after it when there are three or more (``<gen`` of ``<gen>``: a
+    model that writes ``<gen/>`` in gen text means an op too), else the whole opener (``<g>``
+    alone would refuse code such as ``i<grid``)."""
+    match = re.match(r"<[A-Za-z]{3,}", opener)
+    return match.group(0) if match else opener
 
 
 @functools.cache
@@ -205,15 +262,16 @@ def _describe(exc: Exception) -> str:
     return first_line
 
 
-def _ops_from_tree(tree: lark.Tree[lark.Token]) -> list[Op]:
+def _ops_from_tree(tree: lark.Tree[lark.Token], syntax: Syntax) -> list[Op]:
     ops: list[Op] = []
     for node in tree.children:
         assert not isinstance(node, str)
         if node.data == "copy":
             start, end = (int(str(tok)) for tok in node.children)
             ops.append(Copy(start, end))
-        else:
-            ops.append(Gen(unescape_gen_text(str(node.children[0])) if node.children else ""))
+        else:  # one GEN token: opener, text, closer
+            written = str(node.children[0])[len(syntax.gen_open):-len(syntax.gen_close)]
+            ops.append(Gen(syntax.unescape(written)))
     return ops
 
 
@@ -242,6 +300,16 @@ def syntax_names() -> list[str]:
 def parse(text: str, syntax: str = DEFAULT_SYNTAX) -> Program:
     """Parse program text into a :class:`Program`; raises :class:`ProgramSyntaxError`."""
     return get_syntax(syntax).parse(text)
+
+
+def escape_gen_text(text: str, syntax: str = DEFAULT_SYNTAX) -> str:
+    """``text`` as a gen op of ``syntax`` writes it (:meth:`Syntax.escape`)."""
+    return get_syntax(syntax).escape(text)
+
+
+def unescape_gen_text(written: str, syntax: str = DEFAULT_SYNTAX) -> str:
+    """Inverse of :func:`escape_gen_text`."""
+    return get_syntax(syntax).unescape(written)
 
 
 def render(program: Program, syntax: str = DEFAULT_SYNTAX) -> str:

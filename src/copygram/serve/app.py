@@ -29,6 +29,7 @@ try:
     from starlette.datastructures import Headers
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
+    from starlette.middleware.cors import CORSMiddleware
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
@@ -239,7 +240,7 @@ class Server:
                             "mode": edit.mode}
 
         def render(done: Finished) -> JSONObject:
-            body: JSONObject = {**head, "text": done.text}
+            body: JSONObject = {**head, "text": done.text, "finish_reason": done.finish_reason}
             if done.program is not None:
                 body["program"] = done.program
             return {**body, "usage": done.usage.as_dict(), "stats": done.stats}
@@ -289,14 +290,16 @@ async def _crash(request: Request, exc: Exception) -> Response:
 def create_app(session_factory: Callable[[], EditSession], *, model_id: str = "copygram",
                aliases: Sequence[str] = (), api_key: str | None = None,
                max_body_bytes: int = MAX_BODY_BYTES, max_waiting: int = 16,
-               timeout_s: float = 300.0) -> Starlette:
+               timeout_s: float = 300.0, cors_origins: Sequence[str] = ()) -> Starlette:
     """The server's ASGI app around one session.
 
     ``session_factory`` is called once, on the model's worker thread, at startup (or on the
     first request when the app runs without its lifespan). ``model_id`` is the name
     ``/v1/models`` lists; requests may name it or one of ``aliases``. ``api_key``: every request
     must carry it as a bearer token. ``max_waiting`` requests wait behind the running one before
-    the queue answers 429; ``timeout_s`` bounds each request, queueing included (504)."""
+    the queue answers 429; ``timeout_s`` bounds each request, queueing included (504).
+    ``cors_origins``: the web origins (``"*"``: any) whose pages may call the server from a
+    browser; none by default."""
     holder = SessionHolder(session_factory)
     queue = ModelQueue(max_waiting=max_waiting, timeout_s=timeout_s)
     server = Server(holder, queue, model_id, aliases, max_body_bytes)
@@ -318,6 +321,14 @@ def create_app(session_factory: Callable[[], EditSession], *, model_id: str = "c
         Route("/v1/edits", server.edits, methods=["POST"]),
     ]
     middleware = [Middleware(RequireKey, key=api_key)] if api_key else []
+    if cors_origins:
+        # Outermost, so that a preflight (which carries no key) is answered before the key
+        # check, and so that errors, a 401 included, carry the headers a page needs to read
+        # them. No cookies are involved, so any request header may be allowed; Retry-After is
+        # exposed for the 429s.
+        middleware.insert(0, Middleware(CORSMiddleware, allow_origins=list(cors_origins),
+                                        allow_methods=["GET", "POST"], allow_headers=["*"],
+                                        expose_headers=["Retry-After"]))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                     exception_handlers={ApiError: _api_error, HTTPException: _http_error,
                                         ClientDisconnect: _client_gone, Exception: _crash})

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import re
 import sys
 from pathlib import Path
 
 from copygram.errors import ConfigError, missing_dependency
 
 API_KEY_ENV = "COPYGRAM_API_KEY"
+ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s?#]+")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="per-request limit, queueing included (default: %(default)s)")
     parser.add_argument("--max-body-mb", type=float, default=8.0, metavar="MB",
                         help="largest request body accepted, 413 above (default: %(default)s)")
+    parser.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                        dest="cors_origins",
+                        help="let web pages from ORIGIN (scheme://host[:port], or '*' for "
+                             "any) call the server from a browser; repeatable (default: none)")
     parser.add_argument("--log-level", default="info",
                         choices=["critical", "error", "warning", "info", "debug"])
 
@@ -62,6 +68,12 @@ def _check(args: argparse.Namespace) -> None:
         raise ConfigError(f"--timeout {args.timeout}: use a positive number of seconds")
     if not args.max_body_mb > 0:
         raise ConfigError(f"--max-body-mb {args.max_body_mb}: use a positive number")
+    for origin in args.cors_origins:
+        # A browser's Origin header is exactly scheme://host[:port]: one with a path or a
+        # trailing slash would never match, silently.
+        if origin != "*" and not ORIGIN.fullmatch(origin):
+            raise ConfigError(f"--cors-origin {origin!r}: use scheme://host[:port] with no path "
+                              "or trailing slash (e.g. http://localhost:3000), or '*'")
     if args.config and not args.config.is_file():
         raise ConfigError(f"--config {args.config}: no such file")
 
@@ -99,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
     model_id, aliases = model_names(backend.model, backend.is_catalog_model)
     app = create_app(lambda: session, model_id=model_id, aliases=aliases, api_key=api_key,
                      max_body_bytes=int(args.max_body_mb * (1 << 20)),
-                     max_waiting=args.max_waiting, timeout_s=args.timeout)
+                     max_waiting=args.max_waiting, timeout_s=args.timeout,
+                     cors_origins=args.cors_origins)
     print(f"copygram: serving {model_id} at http://{args.host}:{args.port}/v1"
           + (" (API key required)" if api_key else ""), file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,

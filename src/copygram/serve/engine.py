@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from copygram.errors import ConfigError, CopygramError, DocumentError, GenerationError
-from copygram.serve.schemas import ApiError, ChatRequest, EditRequest, JSONObject
+from copygram.serve.schemas import ApiError, ChatRequest, EditRequest, Generation, JSONObject
 
 if TYPE_CHECKING:
+    from copygram.backends.base import Backend
     from copygram.decode.sampling import Sampling
     from copygram.decode.stats import RunStats
     from copygram.session import EditSession
@@ -31,12 +32,14 @@ class Usage:
     completion_tokens: int
     accepted_prediction_tokens: int = 0
     rejected_prediction_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens whose KV cache an earlier request left
 
     def as_dict(self) -> JSONObject:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
             "completion_tokens_details": {
                 "accepted_prediction_tokens": self.accepted_prediction_tokens,
                 "rejected_prediction_tokens": self.rejected_prediction_tokens,
@@ -66,9 +69,9 @@ class Progress:
 
 @dataclass(frozen=True)
 class Finished:
-    text: str
+    text: str | None  # None: a program-mode edit cut by max_tokens (no complete program)
     usage: Usage
-    finish_reason: str = "stop"  # or "length": max_tokens reached
+    finish_reason: str = "stop"  # or "length": max_tokens (or the context) reached
     program: str | None = None
     stats: JSONObject = field(default_factory=dict)
 
@@ -132,6 +135,26 @@ def stats_dict(stats: RunStats) -> JSONObject:
     return {key: getattr(stats, key) for key in STAT_KEYS if hasattr(stats, key)}
 
 
+class CachedPrefix:
+    """How many prompt tokens a run found in the KV cache: what it held before, compared with
+    what it holds after (the prompt, then the output). The decode loop's ``prefill`` keeps the
+    longest common prefix of the old cache and the prompt, at most all but the prompt's last
+    token, and does not report it; this recomputes it without touching the decode modules.
+    Costs two copies of the cached ids and one pass over them, per request."""
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._before = backend.cached_ids
+
+    def reused(self, prompt_tokens: int) -> int:
+        after = self._backend.cached_ids
+        limit = min(len(self._before), len(after), prompt_tokens - 1)
+        common = 0
+        while common < limit and self._before[common] == after[common]:
+            common += 1
+        return common
+
+
 def bad_document(exc: DocumentError, param: str) -> ApiError:
     """A :class:`DocumentError` from the session as a 400 (it says what to do, and for a
     context that is too small by how much)."""
@@ -155,10 +178,13 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     """``mode: "program"``: the model writes an edit program (copygram's decode loop). The
     stream's events are the tokens the model chose (``start``/``end``: their bytes in the
     program text; the markup the grammar forces has no event) and the copies; the final item
-    holds the whole program."""
+    holds the whole program. A run that reaches ``max_tokens`` before its program is complete
+    ends with ``finish_reason`` ``"length"``, no text and the partial program."""
     from copygram.decode.events import CopyEvent, DoneEvent, GenTokenEvent
+    from copygram.decode.stats import RunStats
 
     text = Utf8Text(session.token_bytes())
+    cached = CachedPrefix(session.backend)
     started, end = False, 0
     try:
         for event in session.stream(request.document, request.instruction):
@@ -179,13 +205,42 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
                 result = event.result
                 stats = result.stats
                 yield Finished(text=result.text, program=result.program_text,
-                               usage=Usage(stats.prompt_tokens, stats.program_tokens),
+                               usage=Usage(stats.prompt_tokens, stats.program_tokens,
+                                           cached_tokens=cached.reused(stats.prompt_tokens)),
                                stats=stats_dict(stats))
                 return
     except DocumentError as exc:
         raise bad_document(exc, "document") from None
+    except GenerationError as exc:
+        partial, limit = exc.stats, session.max_new_tokens
+        if limit is None or not isinstance(partial, RunStats) or partial.program_tokens < limit:
+            raise failed(exc) from None  # not the budget the client set: the model failed
+        # The client's budget ran out, as a chat reply cut by max_tokens does: a 200 with
+        # finish_reason "length" (a streamed response has begun by now anyway). A partial
+        # program resolves to no document, so there is no text; the program is attached.
+        if not started:
+            yield Started()
+        yield Finished(text=None, finish_reason="length", program=exc.partial_program,
+                       usage=Usage(partial.prompt_tokens, partial.program_tokens,
+                                   cached_tokens=cached.reused(partial.prompt_tokens)),
+                       stats=stats_dict(partial))
     except CopygramError as exc:
         raise failed(exc) from None
+
+
+def rewrite_finish(session: EditSession, request: EditRequest, stats: RunStats) -> str:
+    """``"length"`` where a rewrite stopped on its budget (``max_tokens``, else the session's
+    default for the document) or a full context, as :func:`~copygram.decode.complete.generate`
+    does, whose reason the rewrite's result does not carry; ``"stop"`` otherwise."""
+    from copygram.decode.rewrite import rewrite_budget
+
+    output, backend = stats.output_tokens, session.backend
+    if stats.prompt_tokens + output >= backend.context_length:
+        return "length"
+    limit = session.max_new_tokens
+    if limit is None and output >= rewrite_budget(0):  # the default is never below that
+        limit = rewrite_budget(len(backend.tokenize(request.document)))
+    return "length" if limit is not None and output >= limit else "stop"
 
 
 def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
@@ -196,6 +251,7 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     from copygram.decode.completion import SpanEvent, TokenEvent
     from copygram.decode.events import DoneEvent
 
+    cached = CachedPrefix(session.backend)
     started = False
     try:
         for event in session.stream(request.document, request.instruction, request.prediction):
@@ -210,7 +266,9 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
                 stats = event.result.stats
                 yield Finished(text=event.result.text, usage=Usage(
                     stats.prompt_tokens, stats.output_tokens, stats.drafted_tokens,
-                    stats.rejected_tokens), stats=stats_dict(stats))
+                    stats.rejected_tokens, cached.reused(stats.prompt_tokens)),
+                    finish_reason=rewrite_finish(session, request, stats),
+                    stats=stats_dict(stats))
                 return
     except DocumentError as exc:
         raise bad_document(exc, "document") from None
@@ -218,44 +276,40 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
         raise failed(exc) from None
 
 
-def in_mode(session: EditSession, mode: str) -> EditSession:
-    """``session``, or a session in ``mode`` over the same backend and settings (the same model
-    and KV cache: a prefix one mode's prompt left is reused by the other's). Built per call:
-    ~microseconds, the vocabulary's bytes shared."""
-    from copygram.session import EditSession
-
-    if session.mode == mode:
+def for_request(session: EditSession, request: EditRequest) -> EditSession:
+    """``session``, or a session over the same backend (the same model and KV cache: the prefix
+    one request's prompt left is reused by the next, whatever its mode) in the request's mode,
+    with its sampling and ``max_tokens`` (as ``max_new_tokens``: the program's tokens, or the
+    rewrite's). Built per request: microseconds, with the vocabulary's bytes shared."""
+    options = request.generation
+    if session.mode == request.mode and options == Generation():
         return session
-    other = EditSession(session.backend, engine=session.engine, syntax=session.syntax,
-                        sampling=session.sampling, max_new_tokens=session.max_new_tokens,
-                        splice_forced=session.splice_forced, draft=session.draft,
-                        ordered_copies=session.ordered_copies,
-                        tie_tolerance=session.tie_tolerance, mode=mode)
-    other._token_bytes = session.token_bytes()
-    return other
+    session.token_bytes()  # read once here, shared by every derived session
+    return session.derive(mode=request.mode, sampling=sampling_for(session, options),
+                          max_new_tokens=options.max_tokens)
 
 
 def edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     """The work of one ``/v1/edits`` request."""
     run = program_edit if request.mode == "program" else rewrite_edit
-    return run(in_mode(session, request.mode), request)
+    return run(for_request(session, request), request)
 
 
 # ------------------------------------------------------------------------ chat completions
 
 
-def sampling_for(session: EditSession, request: ChatRequest) -> Sampling:
+def sampling_for(session: EditSession, options: Generation) -> Sampling:
     """The request's sampling, each key the session's where the request leaves it out. A
     ``top_p`` of 0 keeps only the likeliest token: greedy."""
     from copygram.decode.sampling import Sampling
 
     base = session.sampling
-    temperature = base.temperature if request.temperature is None else request.temperature
-    top_p = base.top_p if request.top_p is None else request.top_p
+    temperature = base.temperature if options.temperature is None else options.temperature
+    top_p = base.top_p if options.top_p is None else options.top_p
     if top_p == 0:
         temperature, top_p = 0.0, 1.0
     return Sampling(temperature=temperature, top_p=top_p,
-                    seed=base.seed if request.seed is None else request.seed)
+                    seed=base.seed if options.seed is None else options.seed)
 
 
 def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
@@ -263,10 +317,13 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
     template, the context check, the prediction as the draft, stop strings held back)."""
     from copygram.decode.completion import CompletionDoneEvent
 
+    cached = CachedPrefix(session.backend)
     try:
         events = session.complete([m.as_dict() for m in request.messages],
-                                  prediction=request.prediction, max_tokens=request.max_tokens,
-                                  sampling=sampling_for(session, request), stop=request.stop)
+                                  prediction=request.prediction,
+                                  max_tokens=request.generation.max_tokens,
+                                  sampling=sampling_for(session, request.generation),
+                                  stop=request.stop)
         started = False
         for event in events:
             if not started:
@@ -278,7 +335,8 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
                 done = event.result
                 yield Finished(text=done.text, finish_reason=done.finish_reason, usage=Usage(
                     done.prompt_tokens, done.completion_tokens, done.accepted_prediction_tokens,
-                    done.rejected_prediction_tokens), stats=stats_dict(done.stats))
+                    done.rejected_prediction_tokens, cached.reused(done.prompt_tokens)),
+                    stats=stats_dict(done.stats))
                 return
     except DocumentError as exc:
         raise bad_document(exc, "messages") from None
@@ -288,6 +346,6 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
         raise failed(exc) from None
 
 
-__all__ = ["Delta", "Finished", "Item", "Progress", "SessionHolder", "Started", "Usage",
-           "Utf8Text", "bad_document", "chat", "edit", "failed", "in_mode", "program_edit",
-           "rewrite_edit", "sampling_for", "stats_dict"]
+__all__ = ["CachedPrefix", "Delta", "Finished", "Item", "Progress", "SessionHolder", "Started",
+           "Usage", "Utf8Text", "bad_document", "chat", "edit", "failed", "for_request",
+           "program_edit", "rewrite_edit", "rewrite_finish", "sampling_for", "stats_dict"]

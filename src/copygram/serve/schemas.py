@@ -177,26 +177,33 @@ class ChatMessage:
 
 
 @dataclass(frozen=True)
+class Generation:
+    """How long and how randomly to generate, as a request asks; ``None``: the server's default
+    (the config's sampling; for the length, what the context or the edit's budget allows)."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
 class ChatRequest:
-    """A checked ``POST /v1/chat/completions`` body. ``max_tokens`` is ``max_completion_tokens``
-    or else ``max_tokens``; ``None`` for the sampling keys: the server's configured default."""
+    """A checked ``POST /v1/chat/completions`` body."""
 
     model: str
     messages: tuple[ChatMessage, ...]
     stream: bool = False
     include_usage: bool = False
-    max_tokens: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    seed: int | None = None
+    generation: Generation = Generation()
     stop: tuple[str, ...] = ()
     prediction: str | None = None
 
 
-_CHAT_KEYS: Final = frozenset({
-    "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens",
-    "temperature", "top_p", "seed", "stop", "prediction",
-})
+_GENERATION_KEYS: Final = frozenset({"max_tokens", "max_completion_tokens", "temperature",
+                                     "top_p", "seed"})
+_CHAT_KEYS: Final = _GENERATION_KEYS | {"model", "messages", "stream", "stream_options", "stop",
+                                         "prediction"}
 # Accepted and without effect here: bookkeeping for OpenAI's platform.
 _CHAT_IGNORED: Final = frozenset({
     "user", "metadata", "store", "service_tier", "prompt_cache_key", "safety_identifier",
@@ -210,17 +217,21 @@ _CHAT_OFF: Final[dict[str, tuple[object, ...]]] = {
 }
 
 
-def _check_keys(body: JSONObject, known: frozenset[str]) -> None:
+def _check_keys(body: JSONObject, known: frozenset[str], *, chat: bool = True) -> None:
+    """Refuse by name the first key that is neither ``known`` nor accepted-and-ignored (``null``
+    is absent). Chat completions also take OpenAI's parameters at their "off" value and call
+    the ones copygram cannot honour unsupported; ``/v1/edits`` (copygram's own) lists its keys."""
     for key, value in body.items():
         if key in known or key in _CHAT_IGNORED or value is None:
             continue
-        if key in _CHAT_OFF:
+        if chat and key in _CHAT_OFF:
             if value not in _CHAT_OFF[key]:
                 raise unsupported(key, f" (only {_CHAT_OFF[key][0]!r})")
             continue
-        if key in ("top_logprobs", "audio", "web_search_options"):
+        if chat and key in ("top_logprobs", "audio", "web_search_options"):
             raise unsupported(key)
-        raise invalid(key, f"Unrecognized request argument supplied: {key}",
+        hint = "" if chat else " (the keys: " + ", ".join(sorted(known)) + ")"
+        raise invalid(key, f"Unrecognized request argument supplied: {key}{hint}",
                       code="unknown_parameter")
 
 
@@ -291,6 +302,18 @@ def parse_prediction(value: object, *, plain_ok: bool = False) -> str | None:
     return _text_content(value["content"], f"{param}.content")
 
 
+def _generation(body: JSONObject) -> Generation:
+    """The keys both endpoints take, checked alike: ``max_completion_tokens`` (else
+    ``max_tokens``), ``temperature``, ``top_p``, ``seed``."""
+    seed = _int(body, "seed", low=-(2 ** 63))
+    newest = _int(body, "max_completion_tokens", low=1)
+    return Generation(
+        max_tokens=newest if newest is not None else _int(body, "max_tokens", low=1),
+        temperature=_number(body, "temperature", 0.0, 2.0), top_p=_number(body, "top_p", 0, 1),
+        # OpenAI takes any 64-bit seed; the sampler wants one >= 0.
+        seed=None if seed is None else seed % 2 ** 64)
+
+
 def parse_chat(body: JSONObject) -> ChatRequest:
     """A :class:`ChatRequest` from a parsed body, or the :class:`ApiError` of its first fault."""
     _check_keys(body, _CHAT_KEYS)
@@ -304,15 +327,10 @@ def parse_chat(body: JSONObject) -> ChatRequest:
             raise invalid("stream_options", "'stream_options' must be an object",
                           code="invalid_type")
         include_usage = _bool(options, "include_usage")
-    seed = _int(body, "seed", low=-(2 ** 63))
-    newest = _int(body, "max_completion_tokens", low=1)
     return ChatRequest(
         model=model or "", messages=messages, stream=stream, include_usage=include_usage,
-        max_tokens=newest if newest is not None else _int(body, "max_tokens", low=1),
-        temperature=_number(body, "temperature", 0.0, 2.0), top_p=_number(body, "top_p", 0, 1),
-        # OpenAI takes any 64-bit seed; the sampler wants one >= 0.
-        seed=None if seed is None else seed % 2 ** 64,
-        stop=_stop(body), prediction=parse_prediction(body.get("prediction")),
+        generation=_generation(body), stop=_stop(body),
+        prediction=parse_prediction(body.get("prediction")),
     )
 
 
@@ -333,17 +351,15 @@ class EditRequest:
     prediction: str | None = None
     stream: bool = False
     model: str | None = None
+    generation: Generation = Generation()
 
 
-_EDIT_KEYS: Final = frozenset({"model", "document", "instruction", "mode", "prediction",
-                               "stream"})
+_EDIT_KEYS: Final = _GENERATION_KEYS | {"model", "document", "instruction", "mode", "prediction",
+                                        "stream"}
 
 
 def parse_edit(body: JSONObject) -> EditRequest:
-    for key in body:
-        if key not in _EDIT_KEYS and key not in _CHAT_IGNORED:
-            raise invalid(key, f"Unrecognized request argument supplied: {key} (the keys: "
-                          + ", ".join(sorted(_EDIT_KEYS)) + ")", code="unknown_parameter")
+    _check_keys(body, _EDIT_KEYS, chat=False)
     document = _string(body, "document", required=True) or ""
     instruction = _string(body, "instruction", required=True, blank_ok=False) or ""
     mode = _string(body, "mode") or "program"
@@ -356,4 +372,4 @@ def parse_edit(body: JSONObject) -> EditRequest:
     return EditRequest(document=document, instruction=instruction,
                        mode="rewrite" if mode == "rewrite" else "program",
                        prediction=prediction, stream=_bool(body, "stream"),
-                       model=_string(body, "model"))
+                       model=_string(body, "model"), generation=_generation(body))

@@ -1,12 +1,14 @@
 """The approaches ``bench quality`` compares: copygram's program mode (:func:`program_approach`),
-its rewrite mode (:func:`rewrite_mode_approach`: the model rewrites, the file drafts) and the
-rewrite baseline (:class:`RewriteBaseline`: the whole file rewritten by a plain greedy decode, the
-file taken out of the reply by :func:`~copygram.decode.rewrite.extract_document`, which rewrite
-mode uses too)."""
+its rewrite mode (:func:`rewrite_mode_approach`: the model rewrites, the file drafts), the
+rewrite baseline (:class:`RewriteBaseline`: the whole file rewritten by a plain greedy decode, one
+token per forward) and the prompt-lookup peer (:class:`LookupPeer`: the baseline's prompt and
+budget, decoded by llama-cpp-python's or Transformers' own prompt lookup). The file is taken out
+of each reply by :func:`~copygram.decode.rewrite.extract_document`, which rewrite mode uses too."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,11 +22,13 @@ from copygram.errors import CopygramError
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
+    from copygram.bench.peers import GreedyRun
     from copygram.decode.prompt import PromptBuilder
     from copygram.session import EditSession
 
-__all__ = ["RewriteBaseline", "RewriteOutput", "extract_document", "program_approach",
-           "rewrite_budget", "rewrite_decode", "rewrite_mode_approach"]
+__all__ = ["LookupPeer", "RewriteBaseline", "RewriteOutput", "extract_document",
+           "program_approach", "rewrite_budget", "rewrite_decode", "rewrite_mode_approach",
+           "rewrite_request"]
 
 
 @dataclass(frozen=True)
@@ -52,17 +56,16 @@ class RewriteOutput:
                 "decode_s": self.decode_s, "raw": self.raw}
 
 
-def rewrite_decode(backend: Backend, document: str, instruction: str, *,
-                   prompt_builder: PromptBuilder | None = None,
-                   max_new_tokens: int | None = None) -> RewriteOutput:
-    """Ask the model to rewrite ``document`` and decode greedily, one token per forward.
+def rewrite_request(backend: Backend, document: str, instruction: str, *,
+                    prompt_builder: PromptBuilder | None = None,
+                    max_new_tokens: int | None = None) -> tuple[list[int], int]:
+    """The rewrite prompt's token ids and the token budget, shared by the baseline and the
+    lookup peer so that both decode the same tokens under the same budget.
 
-    The prompt is ``prompt_builder`` (default :class:`~copygram.decode.prompt.RewritePromptBuilder`);
-    greedy is ``argmax`` (ties to the lowest id); decoding stops at an end-of-generation id, at
-    ``max_new_tokens`` (default :func:`rewrite_budget` of the document), or when the context is
-    full. Raises :class:`~copygram.errors.DocumentError` if the prompt alone fills the context.
-    """
-    from copygram.decode.loop import prefill
+    The prompt is ``prompt_builder`` (default :class:`~copygram.decode.prompt.RewritePromptBuilder`)
+    tokenized with special tokens; the budget ``max_new_tokens`` (default :func:`rewrite_budget`
+    of the document). Raises :class:`~copygram.errors.DocumentError` if the prompt alone fills
+    the context."""
     from copygram.decode.prompt import RewritePromptBuilder
     from copygram.errors import DocumentError
 
@@ -74,9 +77,35 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
         raise DocumentError(
             f"the rewrite prompt takes {len(prompt_ids)} tokens, n_ctx is "
             f"{backend.context_length}; raise n_ctx or edit a smaller document")
+    return prompt_ids, budget
+
+
+def rewrite_decode(backend: Backend, document: str, instruction: str, *,
+                   prompt_builder: PromptBuilder | None = None,
+                   max_new_tokens: int | None = None) -> RewriteOutput:
+    """Ask the model to rewrite ``document`` and decode greedily, one token per forward: the
+    prompt's last token too (the reference in ``tests/decode/stepwise.py``).
+
+    The prompt and budget are :func:`rewrite_request`'s; greedy is ``argmax`` (ties to the lowest
+    id); decoding stops at an end-of-generation id, at the budget, or when the context is full.
+    Raises :class:`~copygram.errors.DocumentError` if the prompt alone fills the context.
+    """
+    from copygram.decode.loop import prefill
+
+    prompt_ids, budget = rewrite_request(backend, document, instruction,
+                                         prompt_builder=prompt_builder,
+                                         max_new_tokens=max_new_tokens)
     eos = backend.eos_token_ids
     tick = time.perf_counter()
-    logits, _ = prefill(backend, prompt_ids)  # the prompt prefix in the cache is reused
+    # On llama.cpp a row of a batched forward differs slightly from a one-token step, which can
+    # flip a near-tie; plain greedy reads every choice from a one-token step, the first one
+    # included. So the prompt but its last token is spliced (its cached prefix reused) and the
+    # last token decoded alone.
+    if len(prompt_ids) > 1:
+        prefill(backend, prompt_ids[:-1])
+    else:
+        backend.truncate(0)
+    logits = backend.decode(prompt_ids[-1])
     prefill_s = time.perf_counter() - tick
     tick = time.perf_counter()
     out: list[int] = []
@@ -97,9 +126,9 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
         steps += 1
     decode_s = time.perf_counter() - tick
     raw = backend.detokenize(out) if out else ""
-    return RewriteOutput(text=extract_document(raw, document), raw=raw, prompt_tokens=len(prompt_ids),
-                         decoded_tokens=len(out), budget=budget, stop=stop,
-                         prefill_s=prefill_s, decode_s=decode_s, forwards=steps)
+    return RewriteOutput(text=extract_document(raw, document), raw=raw,
+                         prompt_tokens=len(prompt_ids), decoded_tokens=len(out), budget=budget,
+                         stop=stop, prefill_s=prefill_s, decode_s=decode_s, forwards=steps)
 
 
 @dataclass
@@ -118,6 +147,34 @@ class RewriteBaseline:
         except CopygramError as exc:
             return None, {}, f"{type(exc).__name__}: {exc}"
         return output.text, output.stats(), None
+
+
+@dataclass
+class LookupPeer:
+    """A prompt-lookup peer (:func:`copygram.bench.peers.lookup_generator`) as an
+    :data:`Approach`: the baseline's prompt ids and budget (:func:`rewrite_request`), decoded by
+    ``generate``, detokenized by ``backend`` and fence-stripped like the baseline. Its stats:
+    ``decoded_tokens`` (every output token: the peer does not say which came from a draft),
+    ``forwards`` after the prompt's, ``prompt_tokens``, ``budget``, ``stop`` and ``raw``."""
+
+    backend: Backend
+    generate: Callable[[Sequence[int], int], GreedyRun]
+    prompt_builder: PromptBuilder | None = None
+    max_new_tokens: int | None = None
+
+    def __call__(self, row: EditRow) -> ApproachResult:
+        try:
+            prompt_ids, budget = rewrite_request(self.backend, row.before, row.instruction,
+                                                 prompt_builder=self.prompt_builder,
+                                                 max_new_tokens=self.max_new_tokens)
+            run = self.generate(prompt_ids, budget)
+        except CopygramError as exc:
+            return None, {}, f"{type(exc).__name__}: {exc}"
+        raw = self.backend.detokenize(run.tokens) if run.tokens else ""
+        return extract_document(raw, row.before), {
+            "decoded_tokens": len(run.tokens), "forwards": run.forwards,
+            "prompt_tokens": len(prompt_ids), "budget": budget, "stop": run.stop,
+            "raw": raw}, None
 
 
 def program_approach(session: EditSession) -> Approach:

@@ -12,10 +12,11 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from copygram.bench.data import EditRow, add_data_arguments, data_dir
 from copygram.bench.quality.approaches import (
+    LookupPeer,
     RewriteBaseline,
     program_approach,
     rewrite_mode_approach,
@@ -23,6 +24,8 @@ from copygram.bench.quality.approaches import (
 from copygram.bench.quality.report import markdown_table, pool, write_plot
 from copygram.bench.quality.scoring import (
     APPROACHES,
+    DEFAULT_APPROACHES,
+    LOOKUP,
     PROGRAM,
     QUALITY_DATASETS,
     REWRITE,
@@ -36,7 +39,14 @@ from copygram.bench.quality.scoring import (
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests
 from copygram.errors import ConfigError
 
-__all__ = ["add_arguments", "data_path", "parse_approaches", "run", "run_rows"]
+if TYPE_CHECKING:
+    from copygram.backends.base import Backend
+
+__all__ = ["LOOKUP_TOKENS", "add_arguments", "data_path", "parse_approaches", "run", "run_rows"]
+
+LOOKUP_TOKENS = 10
+"""The lookup peer's draft length (``num_pred_tokens``, ``prompt_lookup_num_tokens``): 10, the
+peers' usual setting (llama-cpp-python's default, ``bench e2e --peers``' first k)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,8 +57,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-threads", type=int, default=None,
                         help="CPU threads (default: the backend's)")
     add_data_arguments(parser, default_datasets=QUALITY_DATASETS, max_lines=False)
-    parser.add_argument("--approaches", default=",".join(APPROACHES),
-                        help=f"comma-separated, from {', '.join(APPROACHES)} (default: all)")
+    parser.add_argument("--approaches", default=",".join(DEFAULT_APPROACHES),
+                        help=f"comma-separated, from {', '.join(APPROACHES)} (default: "
+                             f"{','.join(DEFAULT_APPROACHES)}; {LOOKUP} loads a second model "
+                             "and decodes every row once more)")
+    parser.add_argument("--program-config", action="append", default=[], metavar="TOML",
+                        help="also run program mode with this session config (a TOML file of "
+                             "session keys; the model is shared), as approach "
+                             "'program:<file stem>'; repeatable: the routes of one run")
     parser.add_argument("--test-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds a row's tests may run (default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("--json", default=None, help="write the pooled results here")
@@ -115,11 +131,14 @@ def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
             by_name[name] = quality
             outputs[name] = text, {k: v for k, v in stats.items()
                                    if isinstance(v, (str, int, float, bool))}
-        if REWRITE in outputs and REWRITE_MODE in outputs:
-            # Rewrite mode must write what the baseline writes, token for token, under greedy.
-            base, mode = outputs[REWRITE][1].get("raw"), outputs[REWRITE_MODE][1].get("raw")
-            by_name[REWRITE_MODE] = dataclasses.replace(
-                by_name[REWRITE_MODE], same_as_rewrite=base is not None and base == mode)
+        for name in (REWRITE_MODE, LOOKUP):
+            if REWRITE in outputs and name in outputs:
+                # Rewrite mode must write what the baseline writes, token for token, under
+                # greedy; the lookup peer reads batched rows without re-deciding near-ties, so
+                # this counts how often that leaves its output equal.
+                base, other = outputs[REWRITE][1].get("raw"), outputs[name][1].get("raw")
+                by_name[name] = dataclasses.replace(
+                    by_name[name], same_as_rewrite=base is not None and base == other)
         for name in names:
             if sink is not None:
                 text, scalars = outputs[name]
@@ -134,6 +153,15 @@ def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
         if progress:
             _progress(time.perf_counter() - started, row, in_order)
     return results
+
+
+def _lookup_peer(backend: Backend, config: Mapping[str, object]) -> LookupPeer:
+    """The lookup peer of ``config``'s stack, loaded once for the whole run."""
+    from copygram.bench.peers import lookup_generator
+    from copygram.config import parse_config
+
+    return LookupPeer(backend, lookup_generator(backend, parse_config(config).backend,
+                                                k=LOOKUP_TOKENS))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -163,10 +191,20 @@ def run(args: argparse.Namespace) -> int:
     rewriting = EditSession(session.backend, mode="rewrite", draft=session.draft,
                             tie_tolerance=session.tie_tolerance)
     runners: dict[str, Approach] = {}
+    variants = [Path(file) for file in args.program_config]
+    for file in variants:  # every file checked before the run starts
+        name = f"{PROGRAM}:{file.stem}"
+        if name in runners:
+            raise ConfigError(f"--program-config: two files named {file.stem!r}; rename one")
+        runners[name] = program_approach(EditSession.from_config(file, backend=session.backend))
     for name in approaches:
         runners[name] = (program_approach(session) if name == PROGRAM
                          else rewrite_mode_approach(rewriting) if name == REWRITE_MODE
+                         else _lookup_peer(session.backend, config) if name == LOOKUP
                          else RewriteBaseline(session.backend))
+    # The standard approaches first, then the routes, in the order given.
+    runners = {**{n: runners[n] for n in approaches},
+               **{n: r for n, r in runners.items() if n not in approaches}}
     with contextlib.ExitStack() as stack:
         sink = stack.enter_context(Path(args.rows).open("w", encoding="utf-8")) if args.rows \
             else None

@@ -1,14 +1,21 @@
 """Pooling ``bench quality``'s rows per dataset and approach (the ``--json`` layout), the
-markdown table, and the pass-rate plot."""
+per-row speed comparisons (:data:`SPEED_PAIRS`), the markdown tables, and the pass-rate plot."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from copygram.bench.quality.scoring import RowQuality
+from copygram.bench.quality.scoring import LOOKUP, REWRITE, REWRITE_MODE, RowQuality
 
-__all__ = ["Pooled", "markdown_table", "pool", "write_plot"]
+__all__ = ["SPEED_PAIRS", "Pooled", "markdown_table", "pool", "write_plot"]
+
+SPEED_PAIRS: tuple[tuple[str, str], ...] = (
+    (REWRITE_MODE, REWRITE), (REWRITE_MODE, LOOKUP), (LOOKUP, REWRITE))
+"""``(approach, reference)``: the approach's entry gets ``faster_than_<reference>`` (rows where
+its wall time was below the reference's on the same row), ``compared_with_<reference>`` (rows
+both ran, neither crashing) and ``speedup_vs_<reference>`` (the reference's summed wall time over
+the approach's, on those rows), where both ran."""
 
 
 Pooled = dict[str, dict[str, dict[str, float | int | None]]]
@@ -43,7 +50,24 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
                 "same_as_rewrite": (sum(bool(q.same_as_rewrite) for q in compared)
                                     if compared else None),
             }
+        for name, reference in SPEED_PAIRS:
+            if name in approaches and reference in approaches:
+                pooled[dataset][name].update(
+                    _speed(approaches[name], approaches[reference], reference))
     return pooled
+
+
+def _speed(mine: Sequence[RowQuality], theirs: Sequence[RowQuality],
+           reference: str) -> dict[str, float | int | None]:
+    """Wall time row by row (paired by row id) against ``reference``'s (see
+    :data:`SPEED_PAIRS`); a crashed row is no measure of speed and is left out."""
+    walls = {q.row_id: q.wall_s for q in theirs if not q.crashed}
+    pairs = [(q.wall_s, walls[q.row_id]) for q in mine if not q.crashed and q.row_id in walls]
+    own = sum(wall for wall, _ in pairs)
+    return {f"faster_than_{reference}": sum(wall < other for wall, other in pairs),
+            f"compared_with_{reference}": len(pairs),
+            f"speedup_vs_{reference}": (sum(other for _, other in pairs) / own
+                                        if own > 0 else None)}
 
 
 def _count(entry: Mapping[str, float | int | None], key: str) -> str:
@@ -68,7 +92,7 @@ def markdown_table(pooled: Pooled) -> str:
                 f"| {_count(entry, 'crashed')} "
                 f"| {'-' if sim is None else f'{sim:.3f}'} "
                 f"| {'-' if wall is None else f'{wall:.1f}'} |")
-    return "\n".join(lines) + "\n" + _cost_table(pooled)
+    return "\n".join(lines) + "\n" + _cost_table(pooled) + _speed_table(pooled)
 
 
 def _cost_table(pooled: Pooled) -> str:
@@ -91,6 +115,27 @@ def _cost_table(pooled: Pooled) -> str:
     return ("\n| dataset | approach | forwards | decoded | accepted prediction "
             "| rejected prediction | same as rewrite |\n|---|---|---|---|---|---|---|\n"
             + "\n".join(lines) + "\n")
+
+
+def _speed_table(pooled: Pooled) -> str:
+    """Per dataset, each :data:`SPEED_PAIRS` comparison that ran: the rows where the approach was
+    faster than the reference (of the rows both ran) and the pooled speedup. Empty if none."""
+    lines = []
+    for dataset, approaches in pooled.items():
+        for name, reference in SPEED_PAIRS:
+            entry = approaches.get(name, {})
+            compared = entry.get(f"compared_with_{reference}")
+            if compared is None:
+                continue
+            speedup = entry.get(f"speedup_vs_{reference}")
+            lines.append(
+                f"| {dataset} | {name} | {reference} "
+                f"| {int(entry.get(f'faster_than_{reference}') or 0)}/{int(compared)} "
+                f"| {'-' if speedup is None else f'{speedup:.2f}x'} |")
+    if not lines:
+        return ""
+    return ("\n| dataset | approach | vs | faster rows | speedup (summed wall) |\n"
+            "|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
 
 
 def write_plot(directory: str | Path, pooled: Pooled) -> Path:

@@ -15,16 +15,20 @@ from pathlib import Path
 from copygram.bench.data import EditRow
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, TestOutcome, has_tests, run_tests
 
-__all__ = ["APPROACHES", "PROGRAM", "QUALITY_DATASETS", "REWRITE", "REWRITE_MODE", "UNCHANGED",
-           "Approach",
+__all__ = ["APPROACHES", "DEFAULT_APPROACHES", "LOOKUP", "PROGRAM", "QUALITY_DATASETS", "REWRITE",
+           "REWRITE_MODE", "UNCHANGED", "Approach",
            "ApproachResult", "RowQuality", "evaluate_row", "exact_match", "floor_row",
            "line_similarity", "score"]
 
 PROGRAM = "program"
 REWRITE = "rewrite"
 REWRITE_MODE = "rewrite-mode"
+LOOKUP = "lookup"
 UNCHANGED = "copy_unchanged"
-APPROACHES = (PROGRAM, REWRITE, REWRITE_MODE)
+APPROACHES = (PROGRAM, REWRITE, REWRITE_MODE, LOOKUP)
+DEFAULT_APPROACHES = (PROGRAM, REWRITE, REWRITE_MODE)
+"""``lookup`` is left out by default: it loads a second model and decodes every row once more
+(about as long again as the baseline's decode), for a speed comparison, not a quality one."""
 QUALITY_DATASETS: tuple[str, ...] = (
     "humanevalfix_docs_python",
     "humanevalfix_docs_js",
@@ -84,7 +88,7 @@ class RowQuality:
     forwards: int = 0  # forwards after the prompt, where the approach reports them
     accepted_prediction_tokens: int = 0  # rewrite mode: drafted tokens the output took
     rejected_prediction_tokens: int = 0  # rewrite mode: drafted tokens verified and dropped
-    same_as_rewrite: bool | None = None  # rewrite mode: raw output == the baseline's (same row)
+    same_as_rewrite: bool | None = None  # rewrite mode, lookup: raw output == the baseline's
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)

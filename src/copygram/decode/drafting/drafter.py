@@ -31,7 +31,7 @@ from copygram.decode.drafting.ngram import DocumentIndex, NgramIndex
 from copygram.decode.program_reader import OpReader
 from copygram.errors import ConfigError
 from copygram.language.lines import split_lines
-from copygram.language.ops import Copy, escape_gen_text
+from copygram.language.ops import Copy
 from copygram.language.syntaxes import get_syntax
 from copygram.language.types import LineRange
 
@@ -80,7 +80,7 @@ class Drafter:
         """``profile``: the backend's forward costs, which size drafts when ``config.adaptive``
         (without one, drafts are sized as without ``adaptive``); ``document_tokens``: the
         escaped document tokenized as one text, if the caller has
-        it (:attr:`~copygram.decode.document.EditDocument.escaped_tokens`); ``reader``: the
+        it (:meth:`~copygram.decode.document.EditDocument.gen_tokens`); ``reader``: the
         edit's :class:`OpReader`, shared with the decode loop (one of its own otherwise)."""
         self.config = config
         self._syntax = s = get_syntax(syntax)
@@ -91,7 +91,7 @@ class Drafter:
         escaped: list[str] = []
         tokens: Sequence[int] = []
         if config.gen:
-            escaped = [escape_gen_text(line) for line in document_lines]
+            escaped = [s.escape(line) for line in document_lines]
             tokens = (tokenize("".join(escaped)) if document_tokens is None
                       else document_tokens)
         self._document = DocumentIndex(tokens, escaped, token_bytes, config.max_ngram)
@@ -99,7 +99,7 @@ class Drafter:
         # or what the instruction spells out: lookup there when the document has no match.
         self._instruction = NgramIndex(config.max_ngram)
         if config.gen and instruction:
-            self._instruction.extend(tokenize(escape_gen_text(instruction)))
+            self._instruction.extend(tokenize(s.escape(instruction)))
         self._written = NgramIndex(config.max_ngram)
         self._text_cache: dict[str, list[int]] = {}
         # Per edit: acceptance rates learnt here depend only on this edit's tokens.
@@ -154,10 +154,11 @@ class Drafter:
             if not self.config.gen:
                 return None
             text = partial[len(self._syntax.gen_open):]
-            # Gen text holds no "<": one starts the close tag.
-            cut = text.find("<")
-            if cut >= 0:
-                return self._closing(text[:cut], text[cut:]) if self.config.tags else None
+            # Gen text may hold "<" (code does): a text ending in two bytes or more of the
+            # close tag is closing the gen, a lone "<" more likely code ("a < b").
+            written = self._close_begun(text)
+            if written:
+                return self._closing(text[: -len(written)], written) if self.config.tags else None
             return self._old_text(text) or self._lookup(context)
         if self._cursor >= self._n:
             return self._append(partial)
@@ -171,7 +172,7 @@ class Drafter:
             # After a copy the next op is most likely a gen rewriting the next line.
             if not self.config.gen:
                 return None
-            text = self._syntax.gen_open + escape_gen_text(self._lines[self._cursor])
+            text = self._syntax.gen_open + self._syntax.escape(self._lines[self._cursor])
             return self._capped(self._tokens(text), None, "next")
         hypothesis = self._syntax.render_copy(start, self._n)
         closes = LineRange(start, self._n)
@@ -312,6 +313,14 @@ class Drafter:
         apart from :meth:`_close`, which also guesses that the gen ends)."""
         return self._close(self._copy_after(text), written, "closing")
 
+    def _close_begun(self, text: str) -> str:
+        """The longest end of ``text`` of two bytes or more that begins the gen's close tag."""
+        close = self._syntax.gen_close
+        for size in range(len(close) - 1, 1, -1):
+            if text.endswith(close[:size]):
+                return close[:size]
+        return ""
+
     def _rewritten_line(self) -> int:
         """The 0-based document line the open gen most likely rewrites first."""
         return min(self._cursor + max(self._generated, 0), self._n)
@@ -324,7 +333,7 @@ class Drafter:
     def _old_from(self, first: int) -> str:
         """The escaped text of the document from line ``first`` (0-based), a few lines' worth."""
         if first not in self._old_cache:
-            self._old_cache[first] = escape_gen_text("".join(self._lines[first : first + 40]))
+            self._old_cache[first] = self._syntax.escape("".join(self._lines[first : first + 40]))
         return self._old_cache[first]
 
     def _lookup(self, context: Sequence[int]) -> Draft | None:

@@ -1,0 +1,167 @@
+"""``bench quality``'s lookup peer as an approach, the per-row speed comparisons of the report,
+and the command with the peer and with a set whose rows carry no tests (``commits_py_repos``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from copygram.bench.data import EditRow
+from copygram.bench.peers import GreedyRun
+from copygram.bench.quality import (
+    DATA_ENV,
+    UNCHANGED,
+    LookupPeer,
+    RowQuality,
+    markdown_table,
+    parse_approaches,
+    pool,
+    rewrite_budget,
+    rewrite_decode,
+    rewrite_request,
+    run_rows,
+)
+from copygram.session import EditSession
+from tests.bench.doubles import SplitPromptBackend
+from tests.bench.test_quality import AFTER, BEFORE, quix_row
+
+COMMIT = EditRow("commits_py_repos", "commit/x/y.py", BEFORE, AFTER,
+                 instruction="Multiply in area.", lang="python", meta={"repo": "x"})
+
+
+class ReplyPeer:
+    """A fake peer that writes ``reply`` (cut at the budget) in forwards of ``per_forward``
+    tokens, recording the prompts and budgets it was given."""
+
+    def __init__(self, reply: str, per_forward: int = 4) -> None:
+        self.reply, self.per_forward = list(reply.encode()), per_forward
+        self.calls: list[tuple[list[int], int]] = []
+
+    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun:
+        self.calls.append((list(prompt), max_new))
+        tokens = self.reply[:max_new]
+        return GreedyRun(tokens, "eos" if len(tokens) == len(self.reply) else "budget", 0.0,
+                         -(-len(tokens) // self.per_forward))
+
+
+def test_lookup_peer_reads_the_baselines_prompt_and_budget() -> None:
+    reply = f"```python\n{AFTER}```"
+    backend = SplitPromptBackend(reply=reply)
+    generate = ReplyPeer(reply)
+    text, stats, error = LookupPeer(backend, generate)(COMMIT)
+    baseline = rewrite_decode(backend, BEFORE, COMMIT.instruction)
+    assert error is None and text == AFTER == baseline.text and stats["raw"] == baseline.raw
+    prompt, budget = rewrite_request(backend, BEFORE, COMMIT.instruction)
+    assert generate.calls == [(prompt, budget)] and budget == rewrite_budget(len(BEFORE))
+    assert stats["decoded_tokens"] == len(reply) and stats["forwards"] == -(-len(reply) // 4)
+    assert stats["stop"] == "eos" and stats["prompt_tokens"] == len(prompt)
+    _, stats, _ = LookupPeer(backend, ReplyPeer(reply), max_new_tokens=5)(COMMIT)
+    assert stats["stop"] == "budget" and stats["raw"] == reply[:5]
+    tight = SplitPromptBackend(reply=reply, context_length=20)
+    text, _, error = LookupPeer(tight, ReplyPeer(reply))(COMMIT)
+    assert text is None and error is not None and error.startswith("DocumentError")
+
+
+def test_run_rows_compares_the_lookup_peer_with_the_baseline() -> None:
+    from copygram.bench.quality import Approach, RewriteBaseline, rewrite_mode_approach
+
+    reply = f"```\n{AFTER}```"
+    backend = SplitPromptBackend(reply=reply)
+    runners: dict[str, Approach] = {"rewrite": RewriteBaseline(backend),
+               "rewrite-mode": rewrite_mode_approach(EditSession(backend, mode="rewrite")),
+               "lookup": LookupPeer(backend, ReplyPeer(reply)),
+               "lookup-cut": LookupPeer(backend, ReplyPeer(reply), max_new_tokens=5)}
+    results = run_rows([COMMIT], runners, progress=False)
+    by_name = {q.approach: q for q in results}
+    assert by_name["rewrite-mode"].same_as_rewrite and by_name["lookup"].same_as_rewrite
+    assert by_name["rewrite"].passed is None and by_name[UNCHANGED].passed is None
+    assert by_name["lookup"].exact and by_name["lookup"].forwards > 0
+    assert by_name["lookup-cut"].same_as_rewrite is None  # only the named peer is compared
+    entry = pool(results)["commits_py_repos"]
+    assert entry["lookup"]["same_as_rewrite"] == 1 and entry["rewrite"]["pass"] is None
+
+
+def _row(approach: str, row_id: str, wall: float, crashed: bool = False) -> RowQuality:
+    return RowQuality("d", row_id, approach, valid=not crashed, passed=None, exact=False,
+                      unchanged=False, similarity=0.5, wall_s=wall, decoded_tokens=3,
+                      crashed=crashed)
+
+
+def test_speed_per_row_and_pooled() -> None:
+    rows = [_row("rewrite", "a", 4.0), _row("rewrite-mode", "a", 1.0), _row("lookup", "a", 2.0),
+            _row("rewrite", "b", 1.0), _row("rewrite-mode", "b", 2.0), _row("lookup", "b", 1.0),
+            _row("rewrite", "c", 9.0), _row("rewrite-mode", "c", 0.5, crashed=True),
+            _row("lookup", "c", 3.0), _row("rewrite-mode", "only-mode", 1.0)]
+    pooled = json.loads(json.dumps(pool(rows)))["d"]
+    mode = pooled["rewrite-mode"]
+    # Rows a and b: c crashed in rewrite mode, only-mode has no baseline to compare with.
+    assert (mode["faster_than_rewrite"], mode["compared_with_rewrite"]) == (1, 2)
+    assert mode["speedup_vs_rewrite"] == pytest.approx((4.0 + 1.0) / (1.0 + 2.0))
+    assert (mode["faster_than_lookup"], mode["compared_with_lookup"]) == (1, 2)
+    assert mode["speedup_vs_lookup"] == pytest.approx((2.0 + 1.0) / (1.0 + 2.0))
+    lookup = pooled["lookup"]
+    assert (lookup["faster_than_rewrite"], lookup["compared_with_rewrite"]) == (2, 3)
+    assert lookup["speedup_vs_rewrite"] == pytest.approx(14.0 / 6.0)
+    assert "faster_than_rewrite" not in pooled["rewrite"]
+    table = markdown_table(pool(rows))
+    assert "| dataset | approach | vs | faster rows | speedup (summed wall) |" in table
+    assert "| d | rewrite-mode | rewrite | 1/2 | 1.67x |" in table
+    assert "| d | rewrite-mode | lookup | 1/2 | 1.00x |" in table
+    assert "| d | lookup | rewrite | 2/3 | 2.33x |" in table
+    assert "faster rows" not in markdown_table(pool([_row("rewrite", "a", 1.0)]))
+
+
+def test_lookup_is_selectable_but_not_a_default() -> None:
+    from copygram.bench.quality import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parse_approaches(parser.parse_args([]).approaches) == [
+        "program", "rewrite", "rewrite-mode"]
+    assert parse_approaches("program,rewrite,rewrite-mode,lookup")[-1] == "lookup"
+
+
+def test_command_with_the_peer_on_a_set_without_tests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from copygram.bench import peers, quality
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for dataset, row in (("commits_py_repos", COMMIT), ("quixbugs_python", quix_row())):
+        (data / f"{dataset}.dev.jsonl").write_text(json.dumps({
+            "id": row.id, "source": "", "lang": row.lang, "before": row.before,
+            "instruction": row.instruction, "after": row.after, "meta": row.meta}) + "\n")
+    reply = f"```\n{AFTER}```"
+    backend = SplitPromptBackend(reply=reply)
+    monkeypatch.setattr(EditSession, "from_config", lambda config: EditSession(backend))
+    loaded: list[object] = []
+
+    def lookup_generator(backend: object, config: object, k: int = 10) -> ReplyPeer:
+        loaded.append((config, k))
+        return ReplyPeer(reply)
+
+    monkeypatch.setattr(peers, "lookup_generator", lookup_generator)
+    monkeypatch.setenv(DATA_ENV, str(data))
+    out = tmp_path / "q.json"
+    parser = argparse.ArgumentParser()
+    quality.add_arguments(parser)
+    args = parser.parse_args(["--datasets", "quixbugs_python,commits_py_repos",
+                              "--approaches", "rewrite,rewrite-mode,lookup", "--json", str(out)])
+    assert quality.run(args) == 0
+    assert len(loaded) == 1 and loaded[0][1] == 10  # type: ignore[index]
+    pooled = json.loads(out.read_text())
+    commits = pooled["commits_py_repos"]
+    assert set(commits) == {"rewrite", "rewrite-mode", "lookup", UNCHANGED}
+    assert commits["rewrite"]["pass"] is None and commits["rewrite"]["exact"] == 1
+    assert commits["lookup"]["same_as_rewrite"] == 1
+    assert commits["rewrite-mode"]["compared_with_lookup"] == 1
+    assert pooled["quixbugs_python"]["rewrite"]["pass"] == 0  # the reply is the wrong file
+    captured = capsys.readouterr()
+    assert "commits_py_repos carries no tests" in captured.err
+    assert "| commits_py_repos | rewrite | - | 1/1 |" in captured.out
+    assert "| commits_py_repos | rewrite-mode | lookup |" in captured.out
