@@ -30,8 +30,8 @@ BACKENDS = [
 # also "Fix the bug in add." on a two-function file, where it once stopped), so the documents are
 # edits it finishes on both backends.
 DOCS = [
-    ('def is_even(n):\n    """True when n is even."""\n    return n % 2 == 1\n\n\n'
-     "print(is_even(4))\n", "Fix is_even."),
+    (('def is_even(n):\n    """True when n is even."""\n    return n % 2 == 1\n\n\n'
+      "print(is_even(4))\n"), "Fix is_even."),
 ]
 
 MAX_NEW_TOKENS = 200  # llama.cpp needs ~20 tokens here, Transformers (fp32) over 64
