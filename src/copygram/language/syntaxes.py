@@ -173,18 +173,9 @@ class Syntax:
 
     def in_gen_text(self, program_text: str) -> bool:
         """Whether ``program_text`` (a prefix of a program) ends inside a gen op's text, after
-        its opener. Reads the complete ops from the start: gen text may hold ``<``."""
-        return self.open_gen_start(program_text) is not None
-
-    def open_gen_start(self, program_text: str) -> int | None:
-        """Where the text of the gen op that ``program_text`` ends inside begins (the offset
-        after its opener), or ``None`` if it does not end inside one."""
-        pattern, at = self.op_pattern, 0
-        while (match := pattern.match(program_text, at)) is not None:
-            at = match.end()
-        if program_text.startswith(self.gen_open, at):
-            return at + len(self.gen_open)
-        return None
+        its opener: its last gen text runs to its end (a closed gen's stops before the tag)."""
+        spans = self.gen_text_spans(program_text)
+        return bool(spans) and spans[-1][1] == len(program_text)
 
     def gen_text_spans(self, program_text: str) -> list[tuple[int, int]]:
         """The ``(start, end)`` offsets of every gen op's text in ``program_text`` (a program
