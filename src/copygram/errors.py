@@ -61,6 +61,14 @@ class GenerationError(CopygramError):
         self.stats = stats
 
 
+class LengthError(GenerationError):
+    """The program reached its length limit before it was complete: the caller's
+    ``max_new_tokens``, or the room left in the model's context. Not a failure of the model
+    (a chat reply cut there ends with ``finish_reason: "length"``); a run that exhausts the
+    *default* budget raises a plain :class:`GenerationError`, since that budget leaves room to
+    rewrite the document twice and only a looping model reaches it."""
+
+
 def missing_dependency(module: str, extra: str) -> MissingDependencyError:
     """The error to raise when ``import module`` failed inside an adapter needing ``extra``."""
     return MissingDependencyError(

@@ -64,6 +64,22 @@ def check_resolves(program: Program, closed: list[LineRange], document: str, tex
     assert resolve(program, lines) == "".join(spliced)
 
 
+def closing_token(spelled: list[bytes], text: str, syntax: str, mask: Any) -> int:
+    """Inside gen text (which may hold "<" forever), the token writing the rest of the close tag,
+    or its next byte; -1 outside gen text or if neither is allowed. Why walks need it: gen text is
+    verbatim, so a random walk closes a gen only when it happens to spell the whole close tag."""
+    s = get_syntax(syntax)
+    if not s.in_gen_text(text):
+        return -1
+    close = s.gen_close
+    written = next((k for k in range(len(close) - 1, 0, -1) if text.endswith(close[:k])), 0)
+    for want in (close[written:], close[written]):
+        ids = [i for i, data in enumerate(spelled) if data == want.encode() and mask[i]]
+        if ids:
+            return ids[0]
+    return -1
+
+
 class Walker:
     def __init__(self, tokenizer: Any) -> None:
         self.vocab = vocab_for(tokenizer)
@@ -78,19 +94,7 @@ class Walker:
                 self.closers.append(ids[0])
 
     def closing_token(self, text: str, syntax: str, mask: Any) -> int:
-        """Inside gen text (which may hold "<" forever), the token writing the rest of the close
-        tag, or its next byte; -1 outside gen text or if neither is allowed."""
-        s = get_syntax(syntax)
-        if not s.in_gen_text(text):
-            return -1
-        close = s.gen_close
-        written = next((k for k in range(len(close) - 1, 0, -1) if text.endswith(close[:k])), 0)
-        for want in (close[written:], close[written]):
-            ids = [i for i, data in enumerate(self.vocab.token_bytes)
-                   if data == want.encode() and mask[i]]
-            if ids:
-                return ids[0]
-        return -1
+        return closing_token(self.vocab.token_bytes, text, syntax, mask)
 
     def walk(self, tokenizer: Any, document: str, seed: int, cap: int,
              syntax: str = "lines") -> None:
@@ -210,8 +214,12 @@ def test_llguidance_walks_any_size(smollm2: Any, n: int, seed: int) -> None:
         if mask[c.eos_token_id]:
             take(c.eos_token_id)
             continue
+        # Head for the end: in gen text, write the close tag; elsewhere mostly markup.
+        closer = closing_token(spelled, c.program_text, "lines", mask)
+        if closer >= 0:
+            take(closer)
+            continue
         allowed = np.flatnonzero(mask)
-        # Head for the end: in gen text a uniform pick closes the op about once in 5,000 steps.
         markup = [t for t in allowed.tolist() if b"<" in spelled[t] or b">" in spelled[t]]
         take(int(rng.choice(markup if markup and rng.random() < 0.9 else allowed)))
         if len(c.program_bytes) > 100_000:

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram import Copy, EditSession, Gen, GenerationError, Program
+from copygram import Copy, EditSession, Gen, GenerationError, LengthError, Program
 from copygram.decode.document import EditDocument
-from copygram.decode.guards import REPEAT_LIMIT, RepeatGuard, token_budget
+from copygram.decode.guards import REPEAT_LIMIT, Budget, RepeatGuard, token_budget
 from copygram.decode.stats import RunStats
 from copygram.testing import ScriptedBackend
 
@@ -25,11 +25,12 @@ def tokenize(text: str) -> list[int]:
 def test_the_budget_is_derived_from_the_document_and_fits_the_context() -> None:
     document = EditDocument(DOCUMENT, tokenize)
     n = len(DOCUMENT.encode())
-    assert token_budget(document, 100, 1 << 16, None) == 2 * n + 256
-    assert token_budget(document, 100, 1 << 16, 50) == 50
+    assert token_budget(document, 100, 1 << 16, None) == Budget(2 * n + 256, "default")
+    assert token_budget(document, 100, 1 << 16, 50) == Budget(50, "max_new_tokens")
     # Prompt + budget + the copied lines never exceed the context.
-    assert token_budget(document, 100, 400, None) == 400 - 100 - n - 8
-    assert token_budget(document, 100, 400, 10_000) == 400 - 100 - n - 8
+    assert token_budget(document, 100, 400, None) == Budget(400 - 100 - n - 8, "context")
+    assert token_budget(document, 100, 400, 10_000) == Budget(400 - 100 - n - 8, "context")
+    assert token_budget(document, 390, 400, None) == Budget(1, "context")
 
 
 def test_the_repeat_guard_counts_identical_non_blank_lines_in_a_row() -> None:
@@ -67,11 +68,15 @@ def test_a_model_repeating_a_line_is_stopped_with_its_partial_program() -> None:
 def test_a_model_that_never_ends_stops_on_the_budget_not_on_the_context() -> None:
     endless = Program([Copy(1, 1), Gen("".join(f"    y{i} = {i}\n" for i in range(400)))])
     backend = ScriptedBackend(DOCUMENT, endless, context_length=1200)
-    with pytest.raises(GenerationError, match="no complete program within") as caught:
+    with pytest.raises(LengthError, match=r"no complete program within \d+ tokens \(the room "
+                       "left in n_ctx") as caught:
         EditSession(backend).edit(DOCUMENT, "x")
     stats = caught.value.stats
     assert isinstance(stats, RunStats)
     assert backend.n_tokens < backend.context_length
-    assert "for a document of" in str(caught.value)
-    with pytest.raises(GenerationError, match=r"within 20 tokens \(max_new_tokens\)"):
+    # The default budget, reached in a roomy context, is the model's failure, not a length.
+    with pytest.raises(GenerationError, match="for a document of") as failed:
+        EditSession(ScriptedBackend(DOCUMENT, endless)).edit(DOCUMENT, "x")
+    assert not isinstance(failed.value, LengthError)
+    with pytest.raises(LengthError, match=r"within 20 tokens \(max_new_tokens\)"):
         EditSession(ScriptedBackend(DOCUMENT, endless), max_new_tokens=20).edit(DOCUMENT, "x")

@@ -15,7 +15,7 @@ import pytest
 from copygram.cli import main
 from copygram.serve.cli import add_arguments
 from copygram.testing import ScriptedBackend
-from tests.serve.conftest import EDITED, MakeClient
+from tests.serve.conftest import DOCUMENT, EDITED, PROGRAM, MakeClient
 from tests.serve.test_app import EDIT, sse_events
 from tests.serve.test_chat import CHAT, REPLY, chunks_of, content_of
 
@@ -73,6 +73,23 @@ def test_max_tokens_ends_a_program_with_length_and_the_partial_program(
     roomy = client.post("/v1/edits", json={**EDIT, "max_tokens": 500}).json()
     assert roomy["text"] == EDITED and roomy["finish_reason"] == "stop"
     assert client.post("/v1/edits", json=EDIT).json()["program"] == FULL_PROGRAM
+
+
+def test_a_program_cut_by_the_context_ends_with_length_whatever_max_tokens_asks(
+        make_client: MakeClient) -> None:
+    # A context that holds the prompt and the document with the room check's 64 tokens to
+    # spare, but not the whole program: the run ends on the room left, which is a "length" as
+    # much as the client's own max_tokens is (it was a 500 before), with or without max_tokens.
+    prompt = make_client().post("/v1/edits", json=EDIT).json()["usage"]["prompt_tokens"]
+    context = prompt + len(DOCUMENT.encode()) + 64
+    assert len(FULL_PROGRAM.encode()) > context - prompt - len(DOCUMENT.encode()) - 8
+    client = make_client(ScriptedBackend(DOCUMENT, PROGRAM, context_length=context))
+    for extra in ({}, {"max_tokens": 10_000}):
+        response = client.post("/v1/edits", json={**EDIT, **extra})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["finish_reason"] == "length" and body["text"] is None
+        assert FULL_PROGRAM.startswith(body["program"]) and body["program"]
 
 
 # ---------------------------------------------------------------------------- cached_tokens

@@ -34,11 +34,11 @@ from copygram.decode.document import EditDocument
 from copygram.decode.drafting import Draft, DraftConfig, Drafter
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
 from copygram.decode.forwards import Forwards
-from copygram.decode.guards import RepeatGuard, token_budget
+from copygram.decode.guards import Budget, RepeatGuard, token_budget
 from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import PromptBuilder
-from copygram.errors import DocumentError, GenerationError
+from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.resolve import resolve
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 from copygram.language.types import LineRange
@@ -126,9 +126,9 @@ class Meter(Forwards):
                 f"{self._repeats.limit} times in a row: it is looping")
         return closed
 
-    def error(self, what: str) -> GenerationError:
+    def error(self, what: str, kind: type[GenerationError] = GenerationError) -> GenerationError:
         """A GenerationError for a run that cannot finish, with the partial program and stats."""
-        return GenerationError(
+        return kind(
             f"{what}. The partial program is attached (copygram edit --show-program prints it); "
             "try a more specific instruction, a larger model (copygram models) or mode = "
             '"rewrite"',
@@ -165,7 +165,8 @@ class Meter(Forwards):
     def check_room(self, ids: Sequence[int]) -> None:
         if self.backend.n_tokens + len(ids) > self.backend.context_length:
             raise self.error(f"the edit filled the model's context (n_ctx="
-                             f"{self.backend.context_length}) before its program ended")
+                             f"{self.backend.context_length}) before its program ended",
+                             LengthError)
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,18 @@ def check_fits(backend: Backend, prompt: Sequence[int], document: EditDocument) 
         )
 
 
+def budget_error(meter: Meter, budget: Budget, document: EditDocument) -> GenerationError:
+    """The error of a run that spent ``budget``: a :class:`LengthError` where the caller's
+    ``max_new_tokens`` or the context set it, a failure where the default did."""
+    if budget.bound == "default":
+        return meter.error(f"no complete program within {budget.tokens} tokens (the budget for "
+                           f"a document of {len(document.tokens)} tokens): the model is most "
+                           "likely repeating itself")
+    where = "max_new_tokens" if budget.bound == "max_new_tokens" else "the room left in n_ctx"
+    return meter.error(f"no complete program within {budget.tokens} tokens ({where})",
+                       LengthError)
+
+
 def constraint_accepts_end(constraint: Constraint, token: int) -> bool:
     """Whether ``token`` is the constraint's own end-of-program token."""
     return token == constraint.eos_token_id and constraint.done
@@ -345,12 +358,8 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
             token, pending = pending, None
         if token in eos_ids or constraint_accepts_end(constraint, token):
             break
-        if stats.program_tokens >= budget:
-            raise meter.error(
-                f"no complete program within {budget} tokens ("
-                + ("max_new_tokens" if plan.max_new_tokens is not None else
-                   f"the budget for a document of {len(document.tokens)} tokens")
-                + "): the model is most likely repeating itself")
+        if stats.program_tokens >= budget.tokens:
+            raise budget_error(meter, budget, document)
         stats.decoded_tokens += 1
         yield meter.token_event(token)
         feed = [token]

@@ -16,7 +16,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from copygram.errors import ConfigError, CopygramError, DocumentError, GenerationError
+from copygram.errors import (
+    ConfigError,
+    CopygramError,
+    DocumentError,
+    GenerationError,
+    LengthError,
+)
 from copygram.serve.schemas import ApiError, ChatRequest, EditRequest, Generation, JSONObject
 
 if TYPE_CHECKING:
@@ -211,13 +217,13 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
                 return
     except DocumentError as exc:
         raise bad_document(exc, "document") from None
-    except GenerationError as exc:
-        partial, limit = exc.stats, session.max_new_tokens
-        if limit is None or not isinstance(partial, RunStats) or partial.program_tokens < limit:
-            raise failed(exc) from None  # not the budget the client set: the model failed
-        # The client's budget ran out, as a chat reply cut by max_tokens does: a 200 with
-        # finish_reason "length" (a streamed response has begun by now anyway). A partial
-        # program resolves to no document, so there is no text; the program is attached.
+    except LengthError as exc:
+        partial = exc.stats
+        if not isinstance(partial, RunStats):
+            raise failed(exc) from None
+        # The client's budget (or the context) ran out, as a chat reply cut by max_tokens is: a
+        # 200 with finish_reason "length" (a streamed response has begun by now anyway). A
+        # partial program resolves to no document, so there is no text; the program is attached.
         if not started:
             yield Started()
         yield Finished(text=None, finish_reason="length", program=exc.partial_program,
