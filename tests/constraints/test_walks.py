@@ -11,6 +11,7 @@ where bytes are forced: there llguidance allows only their canonical spelling (a
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -64,7 +65,7 @@ def check_resolves(program: Program, closed: list[LineRange], document: str, tex
     assert resolve(program, lines) == "".join(spliced)
 
 
-def closing_token(spelled: list[bytes], text: str, syntax: str, mask: Any) -> int:
+def closing_token(spelled: Sequence[bytes], text: str, syntax: str, mask: Any) -> int:
     """Inside gen text (which may hold "<" forever), the token writing the rest of the close tag,
     or its next byte; -1 outside gen text or if neither is allowed. Why walks need it: gen text is
     verbatim, so a random walk closes a gen only when it happens to spell the whole close tag."""
