@@ -176,6 +176,7 @@ class SessionConfig:
     line_view: str = "pipe"  # how the prompt numbers lines: "pipe" (12| text) or "tab"
     ordered_copies: bool = True
     copy_to_end: bool = False
+    verify_copies: bool = False
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
     mode: str = "program"
 
@@ -197,6 +198,7 @@ class SessionConfig:
             "line_view": check_choice("line_view", self.line_view, LINE_VIEWS),
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
             "copy_to_end": check_flag("copy_to_end", self.copy_to_end),
+            "verify_copies": check_flag("verify_copies", self.verify_copies),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "mode": check_mode(self.mode),
         }

@@ -8,7 +8,10 @@ loop) before the program goes on. If its cache ever holds something else it lose
 logits go flat, so a loop that splices the wrong tokens fails visibly. With ``reply`` instead of a
 program it answers any prompt with that text, byte by byte, then EOS (for plain decoding, such as
 a rewrite baseline). With neither it predicts EOS after the prompt and is lost after any other
-token: a recorder for code that feeds known tokens (the teacher-forced baselines). Every forward is recorded in :attr:`ScriptedBackend.calls`; bad calls raise the
+token: a recorder for code that feeds known tokens (the teacher-forced baselines).
+:class:`SplitPromptBackend` takes a prompt that arrives in several forwards (a plain greedy
+decode splices all but the prompt's last token, then decodes that one alone). Every forward is
+recorded in :attr:`ScriptedBackend.calls`; bad calls raise the
 :class:`~copygram.errors.BackendError` a real backend raises.
 """
 
@@ -30,7 +33,7 @@ from copygram.language.syntaxes import get_syntax
 if TYPE_CHECKING:
     import llguidance
 
-__all__ = ["EOS", "Call", "ScriptedBackend"]
+__all__ = ["EOS", "Call", "ScriptedBackend", "SplitPromptBackend"]
 
 EOS = 256
 """The fake vocabulary's one special token: ids 0..255 are the bytes."""
@@ -177,6 +180,21 @@ class ScriptedBackend:
         del self._cache[truncate_target(n_tokens, len(self._cache)) :]
         if n_tokens < self._prompt_len:
             self._in_prompt = True
+
+
+class SplitPromptBackend(ScriptedBackend):
+    """A :class:`ScriptedBackend` whose prompt ends at the end of the chat template's assistant
+    header, however many forwards bring it. ScriptedBackend takes its first forward after a reset
+    as the whole prompt, but the plain greedy baseline splices the prompt but its last token and
+    then decodes that token alone (one token per forward, as a real model needs)."""
+
+    def _append(self, kind: str, ids: Sequence[int]) -> None:
+        in_prompt = self._in_prompt
+        super()._append(kind, ids)
+        header = self.tokenize(self.chat_prompt([]))
+        # A worked example's turn carries the header too: only the prompt's end is its last.
+        if in_prompt and self._cache[len(self._cache) - len(header):] != header:
+            self._in_prompt = True  # the next forward still belongs to the prompt
 
 
 class _ByteTokenizer:

@@ -26,8 +26,8 @@ from copygram.bench.quality import (
     run_rows,
 )
 from copygram.session import EditSession
-from tests.bench.doubles import SplitPromptBackend
-from tests.bench.test_quality import AFTER, BEFORE, quix_row
+from copygram.testing import SplitPromptBackend
+from tests.bench.rows import AFTER, BEFORE, quix_row
 
 COMMIT = EditRow("commits_py_repos", "commit/x/y.py", BEFORE, AFTER,
                  instruction="Multiply in area.", lang="python", meta={"repo": "x"})

@@ -12,7 +12,7 @@ from copygram import Copy, EditSession, Gen, Program
 from copygram.bench.quality import DATA_ENV
 from copygram.errors import ConfigError
 from copygram.testing import ScriptedBackend
-from tests.bench.test_quality import AFTER, BEFORE, quix_row
+from tests.bench.rows import AFTER, BEFORE, quix_row
 
 FIX = Program([Copy(1, 1), Gen("    return w * h\n")])
 

@@ -23,8 +23,7 @@ from copygram.decode.prompt import DefaultPromptBuilder, RewritePromptBuilder
 from copygram.decode.rewrite import extract_document, rewrite_budget
 from copygram.decode.sampling import Sampler, Sampling
 from copygram.errors import ConfigError, DocumentError
-from copygram.testing import EOS, ScriptedBackend
-from tests.bench.doubles import SplitPromptBackend
+from copygram.testing import EOS, ScriptedBackend, SplitPromptBackend
 from tests.decode.stepwise import stepwise_text
 from tests.strategies import related_documents, texts
 from tests.test_edit_cli import run_cli, use_session

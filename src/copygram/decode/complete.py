@@ -139,6 +139,7 @@ def generate(plan: EditPlan, prompt: list[int], policy: TextPolicy, *, max_token
     tick = time.perf_counter()
     logits, spliced = prefill(backend, prompt)
     forwards.last_batched = spliced > 1
+    stats.cached_prompt_tokens = len(prompt) - spliced
     stats.prefill_s = time.perf_counter() - tick
     started = time.perf_counter()
     allowed = np.ones(len(logits), dtype=np.bool_)  # no grammar: every token may follow

@@ -41,6 +41,15 @@ class CopyEvent:
 
 
 @dataclass(frozen=True)
+class RetractEvent:
+    """The program text from byte ``start`` on was withdrawn: a verified copy
+    (``verify_copies``) was cut short, so its tag was rewritten. The events after this one
+    continue from ``start``; the copy's :class:`CopyEvent` names the lines it kept."""
+
+    start: int
+
+
+@dataclass(frozen=True)
 class EditResult:
     """The outcome of :meth:`~copygram.session.EditSession.edit`.
 
@@ -74,8 +83,9 @@ class DoneEvent:
     result: EditResult
 
 
-Event = GenTokenEvent | CopyEvent | TokenEvent | SpanEvent | DoneEvent
-"""What an edit streams: program mode yields :class:`GenTokenEvent` and :class:`CopyEvent`,
+Event = GenTokenEvent | CopyEvent | RetractEvent | TokenEvent | SpanEvent | DoneEvent
+"""What an edit streams: program mode yields :class:`GenTokenEvent`, :class:`CopyEvent` and
+(with ``verify_copies``) :class:`RetractEvent`,
 rewrite mode :class:`~copygram.decode.completion.TokenEvent` and
 :class:`~copygram.decode.completion.SpanEvent`; both end with a :class:`DoneEvent`."""
 
@@ -94,6 +104,8 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX)
         if isinstance(event, GenTokenEvent):
             if not event.drafted:
                 tokens.append(event)
+        elif isinstance(event, RetractEvent):
+            tokens = [t for t in tokens if t.end <= event.start]
         elif isinstance(event, DoneEvent):
             program = event.result.program_text
 
@@ -112,5 +124,5 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX)
     return sum(not (in_gen_text(t.start) and in_gen_text(t.end)) for t in tokens)
 
 
-__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent", "SpanEvent",
-           "TokenEvent", "count_markup_forwards"]
+__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent", "RetractEvent",
+           "SpanEvent", "TokenEvent", "count_markup_forwards"]

@@ -30,9 +30,17 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from copygram.decode.copy_check import copy_checks, first_disagreement
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import Draft, DraftConfig, Drafter
-from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
+from copygram.decode.events import (
+    CopyEvent,
+    DoneEvent,
+    EditResult,
+    Event,
+    GenTokenEvent,
+    RetractEvent,
+)
 from copygram.decode.forwards import Forwards
 from copygram.decode.guards import Budget, RepeatGuard, token_budget
 from copygram.decode.policies import Policy
@@ -77,6 +85,7 @@ class EditPlan:
     draft: DraftConfig = field(default_factory=DraftConfig)
     ordered_copies: bool = True  # the order guard: each copy starts after the previous one
     copy_to_end: bool = False  # the program ends only after a copy of the last line
+    verify_copies: bool = False  # cut a copy where the model would not write its next line
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
 
@@ -93,6 +102,8 @@ class Meter(Forwards):
         super().__init__(backend, policy, tie_tolerance)
         self.constraint, self.lines = constraint, lines
         self.written = 0  # bytes of program text consumed
+        self.program_ids: list[int] = []  # the program's tokens, in the order consumed
+        self.verify_copies = False  # copy_check: cut copies where the model disagrees
         self._token_bytes = token_bytes
         self._copy_cache: dict[tuple[int, int], list[int]] = {}
         self._repeats = RepeatGuard()
@@ -118,6 +129,7 @@ class Meter(Forwards):
         self.stats.constraint_s += time.perf_counter() - tick
         data = self._token_bytes[token]
         self.written += len(data)
+        self.program_ids.append(token)
         self.policy.advance(token)
         repeated = self._repeats.feed(data)
         if repeated is not None:
@@ -125,6 +137,21 @@ class Meter(Forwards):
                 f"the model wrote the line {repeated.decode('utf-8', 'replace')!r} "
                 f"{self._repeats.limit} times in a row: it is looping")
         return closed
+
+    def retract(self, n_tokens: int) -> None:
+        """Take the last ``n_tokens`` program tokens back out of the constraint, the byte count
+        and the repeat guard (not out of the KV cache: the caller truncates it)."""
+        taken = self.program_ids[len(self.program_ids) - n_tokens:]
+        del self.program_ids[len(self.program_ids) - n_tokens:]
+        self.constraint.rollback(n_tokens)
+        n_bytes = sum(len(self._token_bytes[t]) for t in taken)
+        self.written -= n_bytes
+        self._repeats.retract(n_bytes)
+
+    @property
+    def token_bytes_of(self) -> Sequence[bytes]:
+        """Every token's bytes, by id."""
+        return self._token_bytes
 
     def error(self, what: str, kind: type[GenerationError] = GenerationError) -> GenerationError:
         """A GenerationError for a run that cannot finish, with the partial program and stats."""
@@ -179,6 +206,9 @@ class Verdict:
     appended: list[int]
     logits: Logits
     pending: int | None
+    # A copy the draft closed whose lines the caller still has to splice (``verify_copies``:
+    # :func:`splice_copy` verifies them); ``logits`` are then those after the closing token.
+    unspliced: LineRange | None = None
 
 
 def verify_draft(meter: Meter, feed: list[int], draft: Draft,
@@ -196,7 +226,8 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
     spliced after the closing token."""
     backend = meter.backend
     copy_ids = meter.copy_tokens(draft.closes) if draft.closes else []
-    content = bool(copy_ids) and source.with_content(draft, len(copy_ids))
+    content = (bool(copy_ids) and not meter.verify_copies
+               and source.with_content(draft, len(copy_ids)))
     ids = feed + draft.tokens + (copy_ids if content else [])
     meter.check_room(ids)
     rows = [len(feed) - 1 + t for t in range(len(draft.tokens))] + [len(ids) - 1]
@@ -227,6 +258,11 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
             break
     source.feedback(draft, accepted)
     keep = len(feed) + accepted
+    if closed is not None and meter.verify_copies:
+        if keep < len(ids):
+            backend.truncate(base + keep)
+        return Verdict(accepted, ids[len(feed):keep], verified[accepted], None,
+                       unspliced=closed)
     if closed is not None:
         yield meter.add_copy(closed)
         if content and closed == draft.closes and accepted == len(draft.tokens):
@@ -245,6 +281,78 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
         backend.truncate(base + keep - 1)
         return Verdict(accepted, ids[len(feed):keep], meter.forward(ids[keep - 1 : keep]), None)
     return Verdict(accepted, ids[len(feed):], verified[-1], None)
+
+
+def splice_copy(meter: Meter, context: list[int], feed: list[int], closed: LineRange,
+                reader: OpReader) -> Generator[Event, None, Logits]:
+    """Append ``feed`` (program tokens not yet in the cache, ending with the token that closed
+    the copy) and the lines of the copy ``closed`` in one forward, checking the model's own
+    choices at the start of each copied line (:mod:`copygram.decode.copy_check`). Where it would
+    have written a line otherwise, the copy is cut before that line: the tag's end number is
+    taken back (a :class:`RetractEvent`) and rewritten, and the lines kept are spliced again.
+    ``context`` (every token after the prompt) grows by what the cache gains; returns the
+    logits after it. Costs one forward, plus one where a cut is made."""
+    copied = meter.copy_tokens(closed)
+    ids = feed + copied
+    meter.check_room(ids)
+    checks = copy_checks(copied, meter.token_bytes_of, meter.lines, closed, len(feed))
+    base = meter.backend.n_tokens
+    if not checks:
+        yield meter.add_copy(closed)
+        context += ids
+        return meter.forward(ids)
+    verified = meter.forward_rows(ids, [check.row for check in checks] + [len(ids) - 1])
+    cut = first_disagreement(checks, verified[:-1])
+    if cut is None:
+        yield meter.add_copy(closed)
+        context += ids
+        after: Logits = verified[-1]
+        return after
+    kept = LineRange(closed.start, cut - 1)
+    syntax = reader.syntax
+    program = meter.constraint.program_bytes
+    old_tag = syntax.render_copy(closed.start, closed.end).encode()
+    new_tag = syntax.render_copy(kept.start, kept.end).encode()
+    same = next((i for i, (a, b) in enumerate(zip(old_tag, new_tag, strict=False)) if a != b),
+                min(len(old_tag), len(new_tag)))
+    target = program[: len(program) - len(old_tag)] + new_tag
+    n_back, dropped = 0, 0
+    while dropped < len(old_tag) - same:
+        n_back += 1
+        dropped += len(meter.token_bytes_of[meter.program_ids[-n_back]])
+    start = len(program) - dropped
+    try:
+        missing = target[start:].decode("utf-8")
+    except UnicodeDecodeError:  # a retracted token ends inside a character: keep the copy
+        yield meter.add_copy(closed)
+        context += ids
+        whole: Logits = verified[-1]
+        return whole
+    meter.retract(n_back)
+    # The retracted tokens that were already in the cache before this forward go too.
+    in_feed = min(n_back, len(feed))
+    earlier = n_back - in_feed
+    meter.backend.truncate(base - earlier)
+    del context[len(context) - earlier:]
+    reader.retract(start)
+    yield RetractEvent(start)
+    retag = meter.backend.tokenize(missing)
+    closed_now = None
+    for token in retag:
+        if not meter.constraint.allowed()[token]:
+            raise meter.error("verify_copies: the shortened copy tag is not allowed here (a "
+                              "bug: please report it)")
+        closed_now = meter.consume(token)
+    if closed_now != kept:
+        raise meter.error("verify_copies: the shortened copy tag did not close the copy (a "
+                          "bug: please report it)")
+    meter.stats.forced_tokens += len(retag)
+    meter.stats.cut_copies += 1
+    yield meter.add_copy(kept)
+    ids = feed[: len(feed) - in_feed] + retag + meter.copy_tokens(kept)
+    meter.check_room(ids)
+    context += ids
+    return meter.forward(ids)
 
 
 def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
@@ -335,6 +443,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     drafter = make_drafter(document, reader) if make_drafter is not None else None
     meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,
                   plan.tie_tolerance)
+    meter.verify_copies = plan.verify_copies
     stats = meter.stats
     stats.constraint_s += time.perf_counter() - started
     stats.prompt_tokens = len(prompt)
@@ -343,6 +452,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     tick = time.perf_counter()
     logits, spliced = prefill(backend, prompt)
     meter.last_batched = spliced > 1
+    stats.cached_prompt_tokens = len(prompt) - spliced
     stats.prefill_s = time.perf_counter() - tick
 
     gen_started = time.perf_counter()
@@ -371,6 +481,9 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
                 closed = meter.consume(forced_token)
                 if closed is not None:
                     break
+        if closed is not None and plan.verify_copies:
+            logits = yield from splice_copy(meter, context, feed, closed, reader)
+            continue
         if closed is not None:
             yield meter.add_copy(closed)
             feed += meter.copy_tokens(closed)
@@ -384,6 +497,8 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
         verdict = yield from verify_draft(meter, feed, draft, drafter)
         context += verdict.appended
         logits, pending = verdict.logits, verdict.pending
+        if verdict.unspliced is not None:
+            logits = yield from splice_copy(meter, context, [], verdict.unspliced, reader)
 
     program_text = constraint.program_text
     program = reader.program(program_text)
@@ -396,4 +511,4 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
 
 
 __all__ = ["DraftSource", "EditPlan", "Meter", "Verdict", "check_fits", "constraint_accepts_end",
-           "prefill", "prompt_ids", "run", "stream_edit", "verify_draft"]
+           "prefill", "prompt_ids", "run", "splice_copy", "stream_edit", "verify_draft"]

@@ -34,6 +34,13 @@ class OpReader:
             self.end = match.end()
         return text[self.end :]
 
+    def retract(self, start: int) -> None:
+        """The text from ``start`` on was rewritten (not only cut): ops that reach past it are
+        read again from the start."""
+        if start < self.end:
+            self.ops, self.end = [], 0
+            self.resets += 1
+
     def program(self, text: str) -> Program:
         """The program ``text`` spells, which must be complete (a program the constraint
         accepted). Read from the ops already known; a text they do not cover (never, for a

@@ -52,7 +52,9 @@ def replay(plan: EditPlan, document: str, program: Program, *, instruction: str 
     # A given program may add far more than an edit's budget allows; it has this many tokens
     # at most (every token is at least one byte).
     budget = len(get_syntax(plan.syntax).render(program).encode("utf-8")) + 1
-    plan = dataclasses.replace(plan, max_new_tokens=max(plan.max_new_tokens or 0, budget))
+    # The teacher's copies are the program's: nothing verifies (and cuts) them.
+    plan = dataclasses.replace(plan, max_new_tokens=max(plan.max_new_tokens or 0, budget),
+                               verify_copies=False)
     policy = TeacherPolicy(program, plan.syntax, plan.backend, plan.backend.eos_token_ids,
                            plan.token_bytes)
     events: list[Event] = list(stream_edit(plan, doc, instruction, policy))

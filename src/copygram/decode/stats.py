@@ -11,6 +11,9 @@ class RunStats:
     (a decode step, a splice, or a draft verification each count as one) after the prompt."""
 
     prompt_tokens: int = 0
+    # Prompt tokens the KV cache already held from an earlier run (a shared prefix): the
+    # prefill spliced only the rest (OpenAI's usage.prompt_tokens_details.cached_tokens).
+    cached_prompt_tokens: int = 0
     output_tokens: int = 0  # tokens of the final document text (the plain autoregressive cost)
     decoded_tokens: int = 0  # tokens chosen by the model (or the teacher) one forward at a time
     forced_tokens: int = 0  # program tokens the grammar forced, spliced instead of decoded
@@ -27,6 +30,9 @@ class RunStats:
     # loop, filled from its events by copygram.decode.events.count_markup_forwards (replay does).
     markup_forwards: int = 0
     copy_ops: int = 0
+    # Copies that verify_copies cut short: the model, reading a copied line, would not have
+    # written it (each cut costs one more forward of the lines kept).
+    cut_copies: int = 0
     gen_ops: int = 0
     copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice
     forward_tokens: list[int] = field(default_factory=list)  # tokens appended by each forward

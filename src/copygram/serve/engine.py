@@ -26,7 +26,6 @@ from copygram.errors import (
 from copygram.serve.schemas import ApiError, ChatRequest, EditRequest, Generation, JSONObject
 
 if TYPE_CHECKING:
-    from copygram.backends.base import Backend
     from copygram.decode.sampling import Sampling
     from copygram.decode.stats import RunStats
     from copygram.session import EditSession
@@ -141,26 +140,6 @@ def stats_dict(stats: RunStats) -> JSONObject:
     return {key: getattr(stats, key) for key in STAT_KEYS if hasattr(stats, key)}
 
 
-class CachedPrefix:
-    """How many prompt tokens a run found in the KV cache: what it held before, compared with
-    what it holds after (the prompt, then the output). The decode loop's ``prefill`` keeps the
-    longest common prefix of the old cache and the prompt, at most all but the prompt's last
-    token, and does not report it; this recomputes it without touching the decode modules.
-    Costs two copies of the cached ids and one pass over them, per request."""
-
-    def __init__(self, backend: Backend) -> None:
-        self._backend = backend
-        self._before = backend.cached_ids
-
-    def reused(self, prompt_tokens: int) -> int:
-        after = self._backend.cached_ids
-        limit = min(len(self._before), len(after), prompt_tokens - 1)
-        common = 0
-        while common < limit and self._before[common] == after[common]:
-            common += 1
-        return common
-
-
 def bad_document(exc: DocumentError, param: str) -> ApiError:
     """A :class:`DocumentError` from the session as a 400 (it says what to do, and for a
     context that is too small by how much)."""
@@ -186,11 +165,10 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     program text; the markup the grammar forces has no event) and the copies; the final item
     holds the whole program. A run that reaches ``max_tokens`` before its program is complete
     ends with ``finish_reason`` ``"length"``, no text and the partial program."""
-    from copygram.decode.events import CopyEvent, DoneEvent, GenTokenEvent
+    from copygram.decode.events import CopyEvent, DoneEvent, GenTokenEvent, RetractEvent
     from copygram.decode.stats import RunStats
 
     text = Utf8Text(session.token_bytes())
-    cached = CachedPrefix(session.backend)
     started, end = False, 0
     try:
         for event in session.stream(request.document, request.instruction):
@@ -207,12 +185,17 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
             elif isinstance(event, CopyEvent):
                 yield Progress({"type": "copy", "start": event.lines.start,
                                 "end": event.lines.end, "n_tokens": event.n_tokens})
+            elif isinstance(event, RetractEvent):
+                # verify_copies cut a copy: its tag's end is rewritten from this byte on.
+                text.flush()
+                yield Progress({"type": "retract", "start": event.start})
+                end = event.start
             elif isinstance(event, DoneEvent):
                 result = event.result
                 stats = result.stats
                 yield Finished(text=result.text, program=result.program_text,
                                usage=Usage(stats.prompt_tokens, stats.program_tokens,
-                                           cached_tokens=cached.reused(stats.prompt_tokens)),
+                                           cached_tokens=stats.cached_prompt_tokens),
                                stats=stats_dict(stats))
                 return
     except DocumentError as exc:
@@ -228,7 +211,7 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
             yield Started()
         yield Finished(text=None, finish_reason="length", program=exc.partial_program,
                        usage=Usage(partial.prompt_tokens, partial.program_tokens,
-                                   cached_tokens=cached.reused(partial.prompt_tokens)),
+                                   cached_tokens=partial.cached_prompt_tokens),
                        stats=stats_dict(partial))
     except CopygramError as exc:
         raise failed(exc) from None
@@ -257,7 +240,6 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     from copygram.decode.completion import SpanEvent, TokenEvent
     from copygram.decode.events import DoneEvent
 
-    cached = CachedPrefix(session.backend)
     started = False
     try:
         for event in session.stream(request.document, request.instruction, request.prediction):
@@ -272,7 +254,7 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
                 stats = event.result.stats
                 yield Finished(text=event.result.text, usage=Usage(
                     stats.prompt_tokens, stats.output_tokens, stats.drafted_tokens,
-                    stats.rejected_tokens, cached.reused(stats.prompt_tokens)),
+                    stats.rejected_tokens, stats.cached_prompt_tokens),
                     finish_reason=rewrite_finish(session, request, stats),
                     stats=stats_dict(stats))
                 return
@@ -323,7 +305,6 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
     template, the context check, the prediction as the draft, stop strings held back)."""
     from copygram.decode.completion import CompletionDoneEvent
 
-    cached = CachedPrefix(session.backend)
     try:
         events = session.complete([m.as_dict() for m in request.messages],
                                   prediction=request.prediction,
@@ -341,7 +322,7 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
                 done = event.result
                 yield Finished(text=done.text, finish_reason=done.finish_reason, usage=Usage(
                     done.prompt_tokens, done.completion_tokens, done.accepted_prediction_tokens,
-                    done.rejected_prediction_tokens, cached.reused(done.prompt_tokens)),
+                    done.rejected_prediction_tokens, done.stats.cached_prompt_tokens),
                     stats=stats_dict(done.stats))
                 return
     except DocumentError as exc:
@@ -352,6 +333,6 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
         raise failed(exc) from None
 
 
-__all__ = ["CachedPrefix", "Delta", "Finished", "Item", "Progress", "SessionHolder", "Started",
+__all__ = ["Delta", "Finished", "Item", "Progress", "SessionHolder", "Started",
            "Usage", "Utf8Text", "bad_document", "chat", "edit", "failed", "for_request",
            "program_edit", "rewrite_edit", "rewrite_finish", "sampling_for", "stats_dict"]

@@ -60,7 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approaches", default=",".join(DEFAULT_APPROACHES),
                         help=f"comma-separated, from {', '.join(APPROACHES)} (default: "
                              f"{','.join(DEFAULT_APPROACHES)}; {LOOKUP} loads a second model "
-                             "and decodes every row once more)")
+                             "and decodes every row once more; 'none': only the "
+                             "--program-config routes)")
     parser.add_argument("--program-config", action="append", default=[], metavar="TOML",
                         help="also run program mode with this session config (a TOML file of "
                              "session keys; the model is shared), as approach "
@@ -80,6 +81,10 @@ def data_path(value: str | None) -> Path:
 
 
 def parse_approaches(spec: str) -> list[str]:
+    """The approaches ``spec`` names, in order, once each; ``"none"`` for none (a run of
+    ``--program-config`` routes alone)."""
+    if spec.strip() == "none":
+        return []
     names = [name.strip() for name in spec.split(",") if name.strip()]
     unknown = [name for name in names if name not in APPROACHES]
     if not names or unknown:
@@ -172,6 +177,9 @@ def run(args: argparse.Namespace) -> int:
     approaches = parse_approaches(args.approaches)
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit must be >= 1, got {args.limit}")
+    if not approaches and not args.program_config:
+        raise ConfigError("--approaches none runs only the --program-config routes, and none "
+                          "was given")
     if args.test_timeout <= 0:
         raise ConfigError(f"--test-timeout must be > 0, got {args.test_timeout}")
     for name in names:
@@ -188,8 +196,7 @@ def run(args: argparse.Namespace) -> int:
     if args.n_threads:
         config["n_threads"] = args.n_threads
     session = EditSession.from_config(config)
-    rewriting = EditSession(session.backend, mode="rewrite", draft=session.draft,
-                            tie_tolerance=session.tie_tolerance)
+    rewriting = session.derive(mode="rewrite")
     runners: dict[str, Approach] = {}
     variants = [Path(file) for file in args.program_config]
     for file in variants:  # every file checked before the run starts

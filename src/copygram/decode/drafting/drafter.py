@@ -127,10 +127,12 @@ class Drafter:
     def _advance(self, program: str) -> str:
         """Take in the ops completed past the last call; returns the partial op at the end."""
         partial = self._reader.advance(program)
-        if self._reader.resets != self._resets:  # rolled back (rejected tokens): start over
+        if self._reader.resets != self._resets:  # rolled back or rewritten: start over
             self._resets = self._reader.resets
             self._read_ops, self._cursor, self._generated = 0, 0, 0
             self._last_was_copy = False
+            # The context may have lost tokens too (a verified copy's rewritten tag).
+            self._written = NgramIndex(self.config.max_ngram)
         for op in self._reader.ops[self._read_ops :]:
             self._last_was_copy = isinstance(op, Copy)
             if isinstance(op, Copy):
@@ -339,7 +341,8 @@ class Drafter:
     def _lookup(self, context: Sequence[int]) -> Draft | None:
         """Draft what follows the longest recent n-gram of ``context``: in the document first
         (its old text), then in what the edit wrote, then in the instruction."""
-        # The tokens after the prompt only grow between calls (rejected drafts never enter).
+        # The tokens after the prompt only grow between calls (rejected drafts never enter),
+        # but for a rewritten copy tag, which resets the reader and this index.
         self._written.extend(context[len(self._written.tokens) :])
         # Prefer the document match nearest after the line the gen is most likely rewriting.
         preferred = self._document.line_start[self._rewritten_line()]

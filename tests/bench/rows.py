@@ -1,0 +1,88 @@
+"""Rows shaped like the real sets (HumanEvalFix Python and JS, QuixBugs) for ``bench quality``'s
+tests: a buggy and a fixed file with the set's own kind of test, and a tiny edit (``BEFORE`` ->
+``AFTER``) for the approaches over a scripted model."""
+
+from __future__ import annotations
+
+from copygram.bench.data import EditRow
+
+PY_FIXED = '''from typing import List
+
+
+def below_zero(operations: List[int]) -> bool:
+    """ True if the running balance ever drops below zero. """
+    balance = 0
+    for op in operations:
+        balance += op
+        if balance < 0:
+            return True
+    return False
+'''
+PY_BUGGY = PY_FIXED.replace("if balance < 0:", "if balance == 0:")
+PY_TEST = '''
+
+
+
+def check(below_zero):
+    assert below_zero([]) == False
+    assert below_zero([1, 2, -3, 1, 2, -3]) == False
+    assert below_zero([1, 2, -4, 5, 6]) == True
+
+check(below_zero)
+'''
+
+JS_FIXED = '''/* True if the running balance ever drops below zero. */
+const belowZero = (operations) => {
+  let balance = 0;
+  for (const op of operations) {
+    balance += op;
+    if (balance < 0) {
+      return true;
+    }
+  }
+  return false;
+}
+'''
+JS_BUGGY = JS_FIXED.replace("if (balance < 0)", "if (balance == 0)")
+JS_TEST = '''const testBelowZero = () => {
+  console.assert(belowZero([]) === false)
+  console.assert(belowZero([1, 2, -3, 1, 2, -3]) === false)
+  console.assert(belowZero([1, 2, -4, 5, 6]) === true)
+}
+
+testBelowZero()
+'''
+
+QUIX_FIXED = '''def gcd(a, b):
+    if b == 0:
+        return a
+    else:
+        return gcd(b, a % b)
+'''
+QUIX_BUGGY = QUIX_FIXED.replace("gcd(b, a % b)", "gcd(a % b, b)")
+QUIX_TESTS = '''assert gcd(*[17, 0]) == 17
+assert gcd(*[13, 13]) == 13
+assert gcd(*[37, 600]) == 1
+'''
+
+
+def py_row(before: str = PY_BUGGY, after: str = PY_FIXED, test: str = PY_TEST,
+           dataset: str = "humanevalfix_docs_python", row_id: str = "py/0") -> EditRow:
+    return EditRow(dataset, row_id, before, after, instruction="Fix bugs in below_zero.",
+                   lang="python", meta={"test": test, "entry_point": "below_zero"})
+
+
+def js_row() -> EditRow:
+    return EditRow("humanevalfix_docs_js", "js/0", JS_BUGGY, JS_FIXED,
+                   instruction="Fix bugs in belowZero.", lang="js",
+                   meta={"test": JS_TEST, "entry_point": "belowZero"})
+
+
+def quix_row() -> EditRow:
+    return EditRow("quixbugs_python", "quix/gcd", QUIX_BUGGY, QUIX_FIXED,
+                   instruction="Fix the bug in gcd.", lang="python",
+                   meta={"docstring": "gcd", "tests": QUIX_TESTS})
+
+
+BEFORE = "def area(w, h):\n    return w + h\n"
+AFTER = "def area(w, h):\n    return w * h\n"

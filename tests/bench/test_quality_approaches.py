@@ -1,0 +1,173 @@
+"""``bench quality``'s approaches over scripted models: fence stripping, the rewrite baseline
+(plain greedy decoding), rewrite mode and program mode."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram.bench.data import EditRow
+from copygram.bench.quality import (
+    RewriteBaseline,
+    evaluate_row,
+    extract_document,
+    markdown_table,
+    pool,
+    program_approach,
+    rewrite_budget,
+    rewrite_decode,
+    rewrite_mode_approach,
+)
+from copygram.decode.prompt import RewritePromptBuilder
+from copygram.errors import GenerationError
+from copygram.language.oracle import oracle
+from copygram.session import EditSession
+from copygram.testing import ScriptedBackend, SplitPromptBackend
+from tests.bench.rows import AFTER, BEFORE, QUIX_BUGGY, QUIX_FIXED, QUIX_TESTS, py_row
+
+_DOC = st.text(max_size=200).map(
+    lambda t: t if not t or t.endswith("\n") else t + "\n")
+_TAG = st.sampled_from(["", "python", "py", "js", "javascript", "c++", "python3 "])
+
+
+@given(_DOC, _TAG, st.sampled_from(["", "\n", "\n\n", "  \n", "\nThat fixes the bug.\n"]),
+       st.sampled_from(["```", "````", "~~~"]))
+def test_stripping_a_fenced_text_gives_it_back(text: str, tag: str, tail: str,
+                                               marker: str) -> None:
+    fenced = f"{marker}{tag}\n{text}{marker}{tail}"
+    assert extract_document(fenced) == text
+    assert extract_document("\n" + fenced) == text
+
+
+@given(_DOC)
+def test_unfenced_text_is_kept(text: str) -> None:
+    first = text.lstrip().split("\n", 1)[0]
+    if not first.startswith(("```", "~~~")):
+        assert extract_document(text) == text
+
+
+def test_fence_examples() -> None:
+    assert extract_document("```python\ndef f():\n    pass\n") == "def f():\n    pass\n"
+    assert extract_document("```\n```") == ""
+    assert extract_document("```py\nx = 1\n```\n") == "x = 1\n"
+    # The document's final line break survives a model that stops right after the last character.
+    assert extract_document("x = 1", "x = 0\n") == "x = 1\n"
+    assert extract_document("x = 1", "x = 0\r\n") == "x = 1\r\n"
+    assert extract_document("x = 1", "x = 0") == "x = 1"
+    assert extract_document("", "x = 0\n") == ""
+    assert extract_document("x = '```'\n") == "x = '```'\n"
+    assert extract_document("Here it is:\n```\nx\n```\n") == "Here it is:\n```\nx\n```\n"
+    inner = "# doc\n```\ncode\n```\nend\n"
+    assert extract_document(f"```markdown\n{inner}```\n") == inner
+
+
+# --- the rewrite baseline -----------------------------------------------------------------------
+
+
+def reply_backend(reply: str, context_length: int = 1 << 20) -> ScriptedBackend:
+    """A fake model over bytes (plus EOS) that answers every prompt with ``reply``, byte by
+    byte, then EOS; every forward is recorded. The prompt may come in more than one forward."""
+    return SplitPromptBackend(reply=reply, context_length=context_length)
+
+
+def forwards(backend: ScriptedBackend) -> list[tuple[str, int]]:
+    """The backend's forwards so far, as ``(kind, n_tokens)``."""
+    return [(call.kind, len(call.ids)) for call in backend.calls]
+
+
+
+
+def test_rewrite_decode_is_plain_greedy_and_strips_the_fence() -> None:
+    reply = f"```python\n{AFTER}```"
+    backend = reply_backend(reply)
+    out = rewrite_decode(backend, BEFORE, "Fix area.")
+    assert out.text == AFTER and out.raw == reply and out.stop == "eos"
+    assert out.decoded_tokens == len(reply.encode())
+    prompt = backend.tokenize(RewritePromptBuilder().build(BEFORE, "Fix area.", backend),
+                              special=True)
+    assert out.prompt_tokens == len(prompt)
+    assert backend.cached_ids[:len(prompt)] == prompt
+    # Plain greedy is one token per forward, the prompt's last token too: a batched row is not
+    # bit-equal to a one-token step on llama.cpp, so the baseline must not read its first token
+    # from the prompt's splice. The prompt but its last token in one splice, the last token
+    # alone, then one decode step per output token (the last one's logits say EOS).
+    assert forwards(backend) == ([("splice", len(prompt) - 1), ("decode", 1)]
+                                 + [("decode", 1)] * len(reply.encode()))
+    assert backend.calls[1].ids == (prompt[-1],)
+    assert out.forwards == len(reply.encode())  # the steps after the prompt
+    assert out.budget == rewrite_budget(len(BEFORE.encode()))
+
+    again = rewrite_decode(backend, BEFORE, "Fix area.")  # the cached prompt prefix is reused
+    assert again.text == AFTER
+    assert forwards(backend)[len(reply) + 2 : len(reply) + 4] == [("splice", 1), ("decode", 1)]
+
+
+def test_rewrite_decode_budget_and_context() -> None:
+    backend = reply_backend("x" * 500)
+    out = rewrite_decode(backend, BEFORE, "Fix area.", max_new_tokens=10)
+    assert out.stop == "budget" and out.decoded_tokens == 10 and out.raw == "x" * 10
+    # the prompt's last token, then a step after each output token but the last
+    assert sum(1 for kind, _ in forwards(backend) if kind == "decode") == 1 + 9
+    default = rewrite_decode(reply_backend("x" * 500), BEFORE, "Fix area.")
+    assert default.stop == "budget" and default.decoded_tokens == rewrite_budget(len(BEFORE))
+
+    prompt_len = len(backend.tokenize(RewritePromptBuilder().build(BEFORE, "Fix area.", backend)))
+    tight = reply_backend("x" * 500, context_length=prompt_len + 5)
+    out = rewrite_decode(tight, BEFORE, "Fix area.")
+    assert out.stop == "context" and tight.n_tokens <= prompt_len + 5
+
+    too_small = reply_backend(AFTER, context_length=10)
+    text, _, error = RewriteBaseline(too_small)(py_row())
+    assert text is None and error is not None and error.startswith("DocumentError")
+
+
+def test_rewrite_baseline_as_an_approach() -> None:
+    row = EditRow("quixbugs_python", "quix/gcd", QUIX_BUGGY, QUIX_FIXED,
+                  instruction="Fix the bug in gcd.", lang="python",
+                  meta={"tests": QUIX_TESTS})
+    quality, (_, stats, _) = evaluate_row(row, "rewrite",
+                                          RewriteBaseline(reply_backend(f"```\n{QUIX_FIXED}```")))
+    assert quality.valid and quality.passed and quality.exact
+    assert quality.decoded_tokens == stats["decoded_tokens"] == len(QUIX_FIXED) + 7
+    assert stats["raw"] == f"```\n{QUIX_FIXED}```" and stats["stop"] == "eos"
+
+
+def test_rewrite_mode_as_an_approach() -> None:
+    row = py_row()
+    reply = f"```python\n{row.after}```"
+    session = EditSession(ScriptedBackend(reply=reply), mode="rewrite")
+    quality, (text, stats, error) = evaluate_row(row, "rewrite-mode",
+                                                 rewrite_mode_approach(session))
+    assert text == row.after and error is None and quality.passed and quality.exact
+    assert stats["raw"] == reply == rewrite_decode(reply_backend(reply), row.before,
+                                                   row.instruction).raw
+    assert quality.accepted_prediction_tokens == stats["accepted_prediction_tokens"]
+    assert quality.forwards == stats["forwards"]
+    assert quality.accepted_prediction_tokens > 0 and quality.forwards < len(reply)
+    tight = EditSession(ScriptedBackend(reply=reply, context_length=50), mode="rewrite")
+    text, _, error = rewrite_mode_approach(tight)(row)
+    assert text is None and error is not None and error.startswith("DocumentError")
+    with pytest.raises(ValueError, match="rewrite mode"):
+        rewrite_mode_approach(EditSession(ScriptedBackend()))
+    table = markdown_table(pool([quality]))
+    assert "| accepted prediction | rejected prediction | same as rewrite |" in table
+
+
+# --- program mode and the command ---------------------------------------------------------------
+
+
+def test_program_approach_valid_and_invalid() -> None:
+    row = py_row()
+    session = EditSession(ScriptedBackend(row.before, oracle(row.before, row.after)))
+    quality, (text, stats, error) = evaluate_row(row, "program", program_approach(session))
+    assert text == row.after and error is None and quality.passed and quality.exact
+    assert isinstance(stats["program"], str) and quality.decoded_tokens > 0
+
+    class Failing:
+        def edit(self, document: str, instruction: str) -> None:
+            raise GenerationError("the edit ran out of context", partial_program="<copy")
+
+    text, stats, error = program_approach(Failing())(row)  # type: ignore[arg-type]
+    assert text is None and stats["partial_program"] == "<copy"
+    assert error == "GenerationError: the edit ran out of context"

@@ -1,0 +1,114 @@
+"""``bench quality``'s metrics, one row's evaluation, pooling and the table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from copygram.bench.data import EditRow
+from copygram.bench.quality import (
+    UNCHANGED,
+    RowQuality,
+    evaluate_row,
+    exact_match,
+    floor_row,
+    line_similarity,
+    markdown_table,
+    pool,
+    write_plot,
+)
+from tests.bench.rows import QUIX_BUGGY, QUIX_FIXED, quix_row
+
+
+def test_line_similarity() -> None:
+    assert line_similarity("a\nb\nc\n", "a\nb\nc\n") == 1.0
+    assert line_similarity("", "") == 1.0
+    assert line_similarity("x\ny\n", "a\nb\n") == 0.0
+    assert line_similarity("a\nb\nc\nd\n", "a\nB\nc\nd\n") == pytest.approx(0.75)
+    assert line_similarity("a\nb", "a\r\nb\n") == 1.0  # endings and the last newline are free
+    assert line_similarity("a\n", "") == 0.0
+    assert line_similarity("a\nb\n\n\n", "a\nb") == 1.0  # consistent with exact_match
+
+
+def test_exact_match_ignores_only_trailing_newlines() -> None:
+    assert exact_match("a\nb", "a\nb\n")
+    assert exact_match("a\nb\n\n", "a\nb\n")
+    assert not exact_match("a\nb ", "a\nb\n")
+    assert not exact_match("a\n\nb\n", "a\nb\n")
+
+
+class RowApproach:
+    """A fake approach: returns the same thing for every row."""
+
+    def __init__(self, text: str | None, error: str | None = None, tokens: int = 7) -> None:
+        self.text, self.error, self.tokens = text, error, tokens
+
+    def __call__(self, row: EditRow) -> tuple[str | None, dict[str, object], str | None]:
+        return self.text, {"decoded_tokens": self.tokens}, self.error
+
+
+def test_evaluate_row_valid_invalid_and_crash() -> None:
+    row = quix_row()
+    good, (text, _, _) = evaluate_row(row, "a", RowApproach(QUIX_FIXED + "\n\n"))
+    assert text == QUIX_FIXED + "\n\n"
+    assert good.valid and good.passed and good.exact and not good.unchanged
+    assert good.similarity == 1.0 and good.decoded_tokens == 7 and good.test_status == "pass"
+    assert not good.crashed and good.error is None and good.wall_s >= 0
+
+    same, _ = evaluate_row(row, "a", RowApproach(QUIX_BUGGY))
+    assert same.valid and same.unchanged and not same.passed and not same.exact
+
+    invalid, _ = evaluate_row(row, "a", RowApproach(None, "GenerationError: ran out"))
+    assert not invalid.valid and invalid.passed is False and invalid.similarity == 0.0
+    assert invalid.error == "GenerationError: ran out" and not invalid.crashed
+
+    def boom(row: EditRow) -> tuple[str | None, dict[str, object], str | None]:
+        raise AssertionError
+
+    crash, result = evaluate_row(row, "a", boom)
+    assert crash.crashed and not crash.valid and result[0] is None
+    assert crash.error is not None and crash.error.startswith("AssertionError at test_quality.py")
+
+
+def test_floor_row() -> None:
+    floor = floor_row(quix_row())
+    assert floor.approach == UNCHANGED and floor.valid and floor.unchanged
+    assert floor.passed is False and floor.wall_s == 0.0
+    assert floor.similarity == line_similarity(QUIX_BUGGY, QUIX_FIXED)
+
+
+def _quality(dataset: str, approach: str, *, valid: bool = True, passed: bool | None = True,
+             exact: bool = False, sim: float = 0.5, wall: float = 1.0,
+             crashed: bool = False) -> RowQuality:
+    return RowQuality(dataset, "r", approach, valid=valid, passed=passed, exact=exact,
+                      unchanged=False, similarity=sim, wall_s=wall, decoded_tokens=3,
+                      crashed=crashed)
+
+
+def test_pool_json_shape_and_table(tmp_path: Path) -> None:
+    rows = [
+        _quality("d1", "program", passed=True, exact=True, sim=1.0, wall=2.0),
+        _quality("d1", "program", valid=False, passed=False, sim=0.0, wall=1.0, crashed=True),
+        _quality("d1", "rewrite", passed=False, sim=0.5, wall=4.0),
+        _quality("d2", "rewrite", passed=None, sim=0.25),
+    ]
+    pooled = json.loads(json.dumps(pool(rows)))
+    assert list(pooled) == ["d1", "d2"]
+    assert list(pooled["d1"]) == ["program", "rewrite"]
+    program = pooled["d1"]["program"]
+    required = {"pass", "exact", "valid", "rows", "sim", "wall_s"}
+    assert required <= set(program)
+    assert (program["pass"], program["exact"], program["valid"], program["rows"]) == (1, 1, 1, 2)
+    assert program["sim"] == pytest.approx(0.5)  # the invalid row counts 0
+    assert program["sim_valid"] == pytest.approx(1.0)
+    assert program["wall_s"] == pytest.approx(3.0)
+    assert program["crashed"] == 1 and program["decoded_tokens"] == 6
+    assert pooled["d2"]["rewrite"]["pass"] is None  # a set without tests
+    table = markdown_table(pool(rows))
+    assert "| d1 | program | 1/2 | 1/2 | 1/2 | 0/2 | 1/2 | 0.500 | 3.0 |" in table
+    assert "| d2 | rewrite | - |" in table
+    pytest.importorskip("matplotlib")
+    path = write_plot(tmp_path / "plots", pool(rows))
+    assert path.read_bytes().startswith(b"\x89PNG")
