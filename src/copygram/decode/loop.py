@@ -303,32 +303,16 @@ def splice_copy(meter: Meter, context: list[int], feed: list[int], closed: LineR
         return meter.forward(ids)
     verified = meter.forward_rows(ids, [check.row for check in checks] + [len(ids) - 1])
     cut = first_disagreement(checks, verified[:-1])
-    if cut is None:
+    rewrite = _retag(meter, reader, closed, cut) if cut is not None else None
+    if cut is None or rewrite is None:
         yield meter.add_copy(closed)
         context += ids
         after: Logits = verified[-1]
         return after
     kept = LineRange(closed.start, cut - 1)
-    syntax = reader.syntax
-    program = meter.constraint.program_bytes
-    old_tag = syntax.render_copy(closed.start, closed.end).encode()
-    new_tag = syntax.render_copy(kept.start, kept.end).encode()
-    same = next((i for i, (a, b) in enumerate(zip(old_tag, new_tag, strict=False)) if a != b),
-                min(len(old_tag), len(new_tag)))
-    target = program[: len(program) - len(old_tag)] + new_tag
-    n_back, dropped = 0, 0
-    while dropped < len(old_tag) - same:
-        n_back += 1
-        dropped += len(meter.token_bytes_of[meter.program_ids[-n_back]])
-    start = len(program) - dropped
-    try:
-        missing = target[start:].decode("utf-8")
-    except UnicodeDecodeError:  # a retracted token ends inside a character: keep the copy
-        yield meter.add_copy(closed)
-        context += ids
-        whole: Logits = verified[-1]
-        return whole
+    n_back, missing = rewrite
     meter.retract(n_back)
+    start = meter.written
     # The retracted tokens that were already in the cache before this forward go too.
     in_feed = min(n_back, len(feed))
     earlier = n_back - in_feed
@@ -353,6 +337,27 @@ def splice_copy(meter: Meter, context: list[int], feed: list[int], closed: LineR
     meter.check_room(ids)
     context += ids
     return meter.forward(ids)
+
+
+def _retag(meter: Meter, reader: OpReader, closed: LineRange,
+           cut: int) -> tuple[int, str] | None:
+    """How to rewrite the tag of ``closed`` (the last thing in the program) to end before line
+    ``cut``: the program tokens to take back and the text to write instead; ``None`` where the
+    tokens taken back would end inside a UTF-8 character (the copy is then kept)."""
+    syntax, program = reader.syntax, meter.constraint.program_bytes
+    old_tag = syntax.render_copy(closed.start, closed.end).encode()
+    new_tag = syntax.render_copy(closed.start, cut - 1).encode()
+    same = next((i for i, (a, b) in enumerate(zip(old_tag, new_tag, strict=False)) if a != b),
+                min(len(old_tag), len(new_tag)))
+    n_back, dropped = 0, 0
+    while dropped < len(old_tag) - same:
+        n_back += 1
+        dropped += len(meter.token_bytes_of[meter.program_ids[-n_back]])
+    target = program[: len(program) - len(old_tag)] + new_tag
+    try:
+        return n_back, target[len(program) - dropped:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:

@@ -27,8 +27,7 @@ class OpReader:
     def advance(self, text: str) -> str:
         """Read the ops ``text`` completes past the last call; returns the partial op after them."""
         if len(text) < self.end:
-            self.ops, self.end = [], 0
-            self.resets += 1
+            self.retract(0)
         while (match := self._pattern.match(text, self.end)) is not None:
             self.ops.append(self.syntax.op_from_match(match))
             self.end = match.end()
@@ -37,7 +36,7 @@ class OpReader:
     def retract(self, start: int) -> None:
         """The text from ``start`` on was rewritten (not only cut): ops that reach past it are
         read again from the start."""
-        if start < self.end:
+        if start < self.end:  # from the start: an op's text is read whole or not at all
             self.ops, self.end = [], 0
             self.resets += 1
 
