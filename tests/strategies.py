@@ -52,3 +52,29 @@ def programs(draw: st.DrawFn, n_lines: int | None = None) -> Program:
 
 def n_lines(document: str) -> int:
     return len(split_lines(document))
+
+
+_sr_lines = st.lists(st.sampled_from(["a", "b", "", "  x = 1", "}", "é", "<<<", "=== x"]),
+                     min_size=1, max_size=12)
+
+
+@st.composite
+def ordered_edits(draw: st.DrawFn) -> tuple[str, Program]:
+    """A document (``\\n`` endings) and a program whose copies keep its order."""
+    lines = [line + "\n" for line in draw(_sr_lines)]
+    if draw(st.booleans()):
+        lines[-1] = lines[-1].rstrip("\n") or "z"
+    n, cursor = len(lines), 1
+    ops: list[Copy | Gen] = []
+    while cursor <= n:
+        action = draw(st.sampled_from(["copy", "skip", "gen"]))
+        if action == "gen":
+            ops.append(Gen("".join(line + "\n" for line in draw(_sr_lines))))
+            continue
+        end = draw(st.integers(cursor, n))
+        if action == "copy":
+            ops.append(Copy(cursor, end))
+        cursor = end + 1
+    if draw(st.booleans()):
+        ops.append(Gen(draw(st.sampled_from(["tail\n", ""]))))
+    return "".join(lines), Program(ops)

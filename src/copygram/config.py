@@ -30,6 +30,7 @@ from typing import Final, Literal, TypeVar
 
 from copygram import catalog
 from copygram.errors import ConfigError
+from copygram.language.search_replace import SEARCH_REPLACE
 from copygram.language.syntaxes import DEFAULT_SYNTAX, syntax_names
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "check_mode",
     "check_number",
     "check_syntax",
+    "check_syntax_options",
     "check_tie_tolerance",
     "parse_backend_config",
     "parse_config",
@@ -152,8 +154,24 @@ def check_mode(value: object) -> str:
 
 
 def check_syntax(value: object) -> str:
-    """An edit-program syntax name (``"lines"`` or ``"compact"``)."""
-    return check_choice("syntax", value, syntax_names())
+    """An edit-program syntax name: ``"lines"`` or ``"compact"`` (copy tags with line numbers)
+    or ``"search_replace"`` (blocks anchored by content, copies implicit)."""
+    return check_choice("syntax", value, [*syntax_names(), SEARCH_REPLACE])
+
+
+def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
+                         verify_copies: bool) -> None:
+    """Raise :class:`ConfigError` for options that the syntax cannot honour: search/replace
+    programs need the llguidance engine and have no copy tags to extend or verify."""
+    if syntax != SEARCH_REPLACE:
+        return
+    if engine != "llguidance":
+        raise ConfigError('syntax "search_replace" needs engine = "llguidance" (its grammar is '
+                          "context-free, not one regex)")
+    for key, value in (("copy_to_end", copy_to_end), ("verify_copies", verify_copies)):
+        if value:
+            raise ConfigError(f'{key} acts on copy tags, and syntax "search_replace" has none '
+                              "(its copies are implicit); leave it out")
 
 
 # ------------------------------------------------------------------------------------- configs
@@ -205,6 +223,9 @@ class SessionConfig:
         if checked["copy_to_end"] and not checked["ordered_copies"]:
             raise ConfigError("copy_to_end needs ordered_copies = true (the end of the document "
                               "is known only when copies keep its order)")
+        check_syntax_options(str(checked["syntax"]), engine=str(checked["engine"]),
+                             copy_to_end=bool(checked["copy_to_end"]),
+                             verify_copies=bool(checked["verify_copies"]))
         _normalise(self, checked)
 
 

@@ -20,6 +20,7 @@ from copygram.config import (
     check_int,
     check_mode,
     check_syntax,
+    check_syntax_options,
     check_tie_tolerance,
     parse_config,
     read_config,
@@ -31,12 +32,13 @@ from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
 from copygram.decode.loop import EditPlan, stream_edit
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
-from copygram.decode.prompt import DefaultPromptBuilder, PromptBuilder, RewritePromptBuilder
+from copygram.decode.prompt import PromptBuilder, default_prompt_builder
 from copygram.decode.replay import ReplayResult, replay
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
 from copygram.errors import ConfigError
 from copygram.language.ops import Program
+from copygram.language.search_replace import SEARCH_REPLACE
 from copygram.language.syntaxes import DEFAULT_SYNTAX
 
 if TYPE_CHECKING:
@@ -78,8 +80,7 @@ class EditSession:
         self.engine = engine
         self.syntax = syntax
         self.sampling = sampling or Sampling()
-        self.prompt_builder: PromptBuilder = prompt_builder or (
-            RewritePromptBuilder() if mode == "rewrite" else DefaultPromptBuilder(syntax=syntax))
+        self.prompt_builder: PromptBuilder = prompt_builder or default_prompt_builder(mode, syntax)
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
         self.draft = draft or DraftConfig()
@@ -92,6 +93,8 @@ class EditSession:
                               "is known only when copies keep its order)")
         # A copy keeps only the lines the model, reading them, would have written itself.
         self.verify_copies = check_flag("verify_copies", verify_copies)
+        check_syntax_options(syntax, engine=engine, copy_to_end=copy_to_end,
+                             verify_copies=verify_copies)
         # Greedy choices read from batched rows within this margin are re-decided with a
         # one-token step (None: the backend's BatchProfile.step_tolerance).
         self.tie_tolerance = check_tie_tolerance(tie_tolerance)
@@ -117,10 +120,8 @@ class EditSession:
                                   f"{', '.join(named)} do not apply; leave them out")
         c = parsed.session
         sampling = Sampling(temperature=c.temperature, top_p=c.top_p, seed=c.seed)
-        prompt_builder: PromptBuilder = (
-            RewritePromptBuilder() if c.mode == "rewrite"
-            else DefaultPromptBuilder(syntax=c.syntax, with_example=c.prompt_example,
-                                      line_view=c.line_view))
+        prompt_builder = default_prompt_builder(c.mode, c.syntax, with_example=c.prompt_example,
+                                                line_view=c.line_view)
         draft = DraftConfig(max_tokens=c.draft_tokens, max_ngram=c.draft_ngram)
         return cls(backend or load(parsed.backend), engine=c.engine, syntax=c.syntax,
                    sampling=sampling,
@@ -197,6 +198,9 @@ class EditSession:
         """Teacher-force ``program`` through the backend exactly as the decode loop would run it,
         and, beside it, the plain cost of decoding ``resolve(program, document)`` token by token
         after the same prompt. How a perfect span selector would run."""
+        if self.syntax == SEARCH_REPLACE:
+            raise ConfigError('replay teacher-forces copy tags; syntax "search_replace" has '
+                              'none: replay with syntax "lines" or "compact"')
         return replay(self.plan(), document, program, instruction=instruction,
                       measure_plain=measure_plain)
 

@@ -98,7 +98,8 @@ def copy_tag(syntax: str) -> CopyTag:
 _META = frozenset("\\.+*?()|[]{}^$")
 
 
-def _escape(literal: str) -> str:
+def regex_escape(literal: str) -> str:
+    """``literal`` as a regex every engine reads the same (Rust, Python, outlines_core)."""
     # Only the metacharacters every engine agrees on; re.escape also escapes ' ' and '-', which
     # Rust's regex syntax does not promise to accept outside verbose mode / classes.
     return "".join("\\" + ch if ch in _META else ch for ch in literal)
@@ -111,7 +112,7 @@ def _terminal_regex(parser: lark.Lark, name: str) -> str:
             if pattern.flags:
                 raise ConstraintError(f"terminal {name} uses regex flags; not supported")
             if type(pattern).__name__ == "PatternStr":
-                return _escape(str(pattern.value))
+                return regex_escape(str(pattern.value))
             return f"(?:{pattern.value})"
     raise ConstraintError(f"unknown terminal {name}")
 

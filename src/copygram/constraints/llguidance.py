@@ -54,6 +54,26 @@ def compile_llguidance(vocab: Vocab, syntax: str, n_lines: int) -> LLGuidanceGra
     )
 
 
+class MatcherMask:
+    """An ``llguidance.LLMatcher``'s token mask as a bool array over a :class:`Vocab`: one
+    bitmask computed in place (~0.1-1 ms), unpacked; ids past llguidance's vocabulary and its
+    EOS ids are never allowed (the caller decides about EOS)."""
+
+    def __init__(self, vocab: Vocab) -> None:
+        self.ll_size = int(vocab.ll_tokenizer.vocab_size)
+        self._bitmask: npt.NDArray[np.int32] = np.zeros((self.ll_size + 31) // 32,
+                                                         dtype=np.int32)
+        self._ll_eos = [t for t in vocab.ll_tokenizer.eos_tokens if t < self.ll_size]
+
+    def fill(self, matcher: llguidance.LLMatcher, out: Mask) -> None:
+        bitmask = self._bitmask
+        matcher.unsafe_compute_mask_ptr(bitmask.ctypes.data, bitmask.nbytes)
+        bits = np.unpackbits(bitmask.view(np.uint8), count=self.ll_size, bitorder="little")
+        out[: self.ll_size] = bits.view(np.bool_)
+        out[self.ll_size :] = False
+        out[self._ll_eos] = False
+
+
 class LLGuidanceConstraint(GuardedConstraint):
     """A :class:`~copygram.constraints.base.Constraint` driven by an ``llguidance.LLMatcher``.
 
@@ -67,18 +87,11 @@ class LLGuidanceConstraint(GuardedConstraint):
                            to_end=to_end) if ordered or to_end else compiled.tracker)
         super().__init__(compiled.vocab, tracker, compiled.sets)
         self._matcher = compiled.template.deep_copy()
-        ll_size = int(compiled.vocab.ll_tokenizer.vocab_size)
-        self._ll_size = ll_size
-        self._bitmask: npt.NDArray[np.int32] = np.zeros((ll_size + 31) // 32, dtype=np.int32)
-        self._ll_eos = [t for t in compiled.vocab.ll_tokenizer.eos_tokens if t < ll_size]
+        self._mask = MatcherMask(compiled.vocab)
+        self._ll_size = self._mask.ll_size
 
     def _fill_base(self, out: Mask) -> None:
-        bitmask = self._bitmask
-        self._matcher.unsafe_compute_mask_ptr(bitmask.ctypes.data, bitmask.nbytes)
-        bits = np.unpackbits(bitmask.view(np.uint8), count=self._ll_size, bitorder="little")
-        out[: self._ll_size] = bits.view(np.bool_)
-        out[self._ll_size :] = False
-        out[self._ll_eos] = False
+        self._mask.fill(self._matcher, out)
 
     def _try_advance(self, token_id: int) -> bool:
         if token_id >= self._ll_size:

@@ -48,6 +48,8 @@ from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import PromptBuilder
 from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.resolve import resolve
+from copygram.language.search_replace import SEARCH_REPLACE
+from copygram.language.search_replace import parse as parse_blocks_program
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 from copygram.language.types import LineRange
 
@@ -423,7 +425,7 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
     check_fits(plan.backend, prompt, document)
 
     def drafter(doc: EditDocument, reader: OpReader) -> DraftSource | None:
-        if not plan.draft.max_tokens:
+        if not plan.draft.max_tokens or plan.syntax == SEARCH_REPLACE:
             return None
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                        plan.syntax, plan.backend.batch_profile, instruction,
@@ -441,11 +443,19 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
 
     backend = plan.backend
     started = time.perf_counter()
-    constraint = compile_constraint(document.lines, backend, engine=plan.engine,
-                                    syntax=plan.syntax, ordered=plan.ordered_copies,
-                                    to_end=plan.copy_to_end)
-    reader = OpReader(get_syntax(plan.syntax))
-    drafter = make_drafter(document, reader) if make_drafter is not None else None
+    constraint: Constraint
+    reader: OpReader | None = None  # None: search/replace blocks, read once they are complete
+    if plan.syntax == SEARCH_REPLACE:
+        from copygram.constraints.search_replace import search_replace_constraint
+
+        constraint = search_replace_constraint(document.lines, backend)
+    else:
+        constraint = compile_constraint(document.lines, backend, engine=plan.engine,
+                                        syntax=plan.syntax, ordered=plan.ordered_copies,
+                                        to_end=plan.copy_to_end)
+        reader = OpReader(get_syntax(plan.syntax))
+    drafter = (make_drafter(document, reader)
+               if make_drafter is not None and reader is not None else None)
     meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,
                   plan.tie_tolerance)
     meter.verify_copies = plan.verify_copies
@@ -486,7 +496,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
                 closed = meter.consume(forced_token)
                 if closed is not None:
                     break
-        if closed is not None and plan.verify_copies:
+        if closed is not None and plan.verify_copies and reader is not None:
             logits = yield from splice_copy(meter, context, feed, closed, reader)
             continue
         if closed is not None:
@@ -502,11 +512,12 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
         verdict = yield from verify_draft(meter, feed, draft, drafter)
         context += verdict.appended
         logits, pending = verdict.logits, verdict.pending
-        if verdict.unspliced is not None:
+        if verdict.unspliced is not None and reader is not None:
             logits = yield from splice_copy(meter, context, [], verdict.unspliced, reader)
 
     program_text = constraint.program_text
-    program = reader.program(program_text)
+    program = (reader.program(program_text) if reader is not None
+               else parse_blocks_program(program_text, document.lines))
     text = resolve(program, document.lines)
     stats.gen_ops = len(program) - len(program.copies())
     stats.output_tokens = len(backend.tokenize(text)) if text else 0

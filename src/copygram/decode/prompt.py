@@ -16,6 +16,8 @@ from copygram.config import LINE_VIEWS, check_choice
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER, SEARCH_REPLACE
+from copygram.language.search_replace import render as render_blocks
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 
 
@@ -111,6 +113,43 @@ class DefaultPromptBuilder:
         return model.chat_prompt(self.messages(document, instruction))
 
 
+SEARCH_REPLACE_SYSTEM = f"""You edit documents by writing search/replace blocks instead of rewriting the document.
+A block replaces a run of lines of the document:
+{BLOCK_OPEN}the lines to change, exactly as they are in the document
+{DIVIDER}the new lines that replace them
+{BLOCK_CLOSE}Write one block for each place that changes, in document order, and nothing else.
+Every line outside the blocks stays as it is."""
+
+
+@dataclass(frozen=True)
+class SearchReplacePromptBuilder:
+    """The prompt of ``syntax = "search_replace"``: the blocks explained, one worked example
+    (the tag syntaxes' example document and edit, as blocks), the document without line numbers
+    (a block names its lines by their content)."""
+
+    system: str = SEARCH_REPLACE_SYSTEM
+    with_example: bool = True
+
+    def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
+        messages = [{"role": "system", "content": self.system}]
+        if self.with_example:
+            example = render_blocks(_example_program(), _EXAMPLE_DOCUMENT)
+            messages += [
+                {"role": "user", "content": _plain_message(_EXAMPLE_DOCUMENT,
+                                                           _EXAMPLE_INSTRUCTION)},
+                {"role": "assistant", "content": example},
+            ]
+        messages.append({"role": "user", "content": _plain_message(document, instruction)})
+        return messages
+
+    def build(self, document: str, instruction: str, model: ChatModel) -> str:
+        return model.chat_prompt(self.messages(document, instruction))
+
+
+def _plain_message(document: str, instruction: str) -> str:
+    return f"Instruction: {instruction.strip()}\n\nDocument:\n{document}"
+
+
 REWRITE_SYSTEM = (
     "You edit documents. Apply the instruction to the document and reply with the whole edited "
     "document, and nothing else."
@@ -127,9 +166,19 @@ class RewritePromptBuilder:
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
         return [
             {"role": "system", "content": self.system},
-            {"role": "user",
-             "content": f"Instruction: {instruction.strip()}\n\nDocument:\n{document}"},
+            {"role": "user", "content": _plain_message(document, instruction)},
         ]
 
     def build(self, document: str, instruction: str, model: ChatModel) -> str:
         return model.chat_prompt(self.messages(document, instruction))
+
+
+def default_prompt_builder(mode: str, syntax: str, *, with_example: bool = True,
+                           line_view: str = "pipe") -> PromptBuilder:
+    """The prompt a session uses unless given one: the rewrite prompt in rewrite mode, else the
+    one that explains ``syntax``."""
+    if mode == "rewrite":
+        return RewritePromptBuilder()
+    if syntax == SEARCH_REPLACE:
+        return SearchReplacePromptBuilder(with_example=with_example)
+    return DefaultPromptBuilder(syntax=syntax, with_example=with_example, line_view=line_view)

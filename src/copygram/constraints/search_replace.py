@@ -1,0 +1,254 @@
+"""The constraint of search/replace programs (:mod:`copygram.language.search_replace`).
+
+Per document, a Lark grammar of O(n) rules that only admits blocks whose search part is a run of
+real lines at or after the cursor, compiled by llguidance::
+
+    f_k: (OPEN a_k)?                 the rest of the program, cursor at line k
+    a_k: L_k r_k | a_{k+1}           a run starts at line k, or later
+    r_k: L_{k+1} r_{k+1} | TAIL f_{k+1}   the run goes on, or the replacement follows
+
+``L_k`` is line k as a search part writes it; ``TAIL`` is the divider, the replacement (lines,
+none reading ``>>>>>>> REPLACE``) and the closing marker as one lexeme, so that llguidance's
+greedy lexer ends the replacement at the first closing marker. Marker-like document lines are
+left out of every run. Every program the constraint accepts parses and resolves against its
+document.
+
+Cost: building and compiling the grammar is linear in the document (~1 ms per 100 lines,
+measured in tests/constraints/test_search_replace.py), once per document text (cached); a
+constraint per edit is a deep copy of the compiled matcher (~5 us). Where a run is decided (the
+line's first bytes tell it apart), llguidance forces the rest of the line and the marker bytes:
+:meth:`forced` returns them, and the decode loop appends them in one forward, so a search part
+costs about one decode step per line.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import llguidance
+import numpy as np
+
+from copygram.constraints.document_grammar import regex_escape
+from copygram.constraints.llguidance import MatcherMask
+from copygram.constraints.vocab import Mask, Vocab
+from copygram.errors import ConstraintError
+from copygram.language.search_replace import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    DIVIDER,
+    search_line,
+    searchable,
+)
+from copygram.language.types import LineRange
+
+
+def _char_class_except(char: str) -> str:
+    """Any one character but ``char`` and ``\\n``."""
+    return "[^" + ("\\" + char if char in "]\\^-[" else char) + "\\n]"
+
+
+def line_except(word: str) -> str:
+    """A regex of one line (any text, then ``\\n``) other than ``word`` + ``\\n``."""
+    alternatives = [regex_escape(word[:k]) for k in range(len(word))]  # a proper prefix
+    alternatives += [regex_escape(word[:k]) + _char_class_except(word[k]) + "[^\\n]*"
+                     for k in range(len(word))]  # the line leaves the word at byte k
+    alternatives.append(regex_escape(word) + "[^\\n]+")  # the word, then more
+    return "(?:" + "|".join(alternatives) + ")\\n"
+
+
+def tail_regex() -> str:
+    """The divider, the replacement's lines and the closing marker, as one regex."""
+    close = BLOCK_CLOSE.rstrip("\n")
+    return (regex_escape(DIVIDER.rstrip("\n")) + "\\n" + "(?:" + line_except(close) + ")*"
+            + regex_escape(close) + "\\n")
+
+
+def _literal(text: str) -> str:
+    return json.dumps(text, ensure_ascii=True)
+
+
+def document_lark(lines: Sequence[str]) -> str:
+    """The per-document grammar (module doc) for the document ``lines`` (split with endings)."""
+    n = len(lines)
+    ok = [False] + [searchable(line) for line in lines] + [False]
+    # has_run[k]: some run can start at line k or later.
+    has_run = [False] * (n + 2)
+    for k in range(n, 0, -1):
+        has_run[k] = ok[k] or has_run[k + 1]
+    rules = ["start: " + ("f1" if has_run[1] else '""')]
+    for k in range(1, n + 1):
+        if has_run[k]:
+            rules.append(f"f{k}: (OPEN a{k})?")
+            starts = [f"{_literal(search_line(lines[k - 1]))} r{k}"] if ok[k] else []
+            if has_run[k + 1]:
+                starts.append(f"a{k + 1}")
+            rules.append(f"a{k}: " + " | ".join(starts))
+        if ok[k]:
+            rest = f"TAIL f{k + 1}" if has_run[k + 1] else "TAIL"
+            goes_on = ([f"{_literal(search_line(lines[k]))} r{k + 1} | "]
+                       if k < n and ok[k + 1] else [""])
+            rules.append(f"r{k}: {goes_on[0]}{rest}")
+    rules.append(f"OPEN: {_literal(BLOCK_OPEN)}")
+    rules.append(f"TAIL: /{tail_regex()}/")
+    return "\n".join(rules) + "\n"
+
+
+@dataclass(frozen=True, eq=False)
+class SearchReplaceGrammar:
+    """The compiled grammar for one document text and vocabulary; :meth:`new_constraint` per
+    edit."""
+
+    vocab: Vocab
+    lines: tuple[str, ...]
+    grammar: str = field(repr=False)
+    template: llguidance.LLMatcher = field(repr=False)
+
+    def new_constraint(self) -> SearchReplaceConstraint:
+        return SearchReplaceConstraint(self)
+
+
+@functools.lru_cache(maxsize=16)
+def compile_search_replace(vocab: Vocab, lines: tuple[str, ...]) -> SearchReplaceGrammar:
+    """Build and compile the grammar of ``lines`` (cached per document text and vocabulary)."""
+    grammar = document_lark(lines)
+    # At a run's first line every later line is a candidate, so an Earley row holds ~2 items per
+    # line: llguidance's default cap (2000 items) would stop at ~1000 lines.
+    n = len(lines)
+    limits = llguidance.LLParserLimits(max_items_in_row=max(2000, 3 * n + 64),
+                                       step_max_items=max(50_000, 30 * n))
+    template = llguidance.LLMatcher(vocab.ll_tokenizer, llguidance.grammar_from("lark", grammar),
+                                    log_level=0, limits=limits)
+    if template.is_error():
+        raise ConstraintError(f"llguidance rejected the search/replace grammar: "
+                              f"{template.get_error()}")
+    return SearchReplaceGrammar(vocab, lines, grammar, template)
+
+
+class SearchReplaceConstraint:
+    """A :class:`~copygram.constraints.base.Constraint` over search/replace programs; no copy
+    op ever closes (the copies are implicit), so :meth:`consume` returns ``None``."""
+
+    def __init__(self, compiled: SearchReplaceGrammar) -> None:
+        self._vocab = compiled.vocab
+        self._tokens = compiled.vocab.token_bytes
+        self._n_lines = len(compiled.lines)
+        self._matcher = compiled.template.deep_copy()
+        self._mask = MatcherMask(compiled.vocab)
+        self._text = bytearray()
+        self._lengths: list[int] = []
+        self._finished = False
+
+    @property
+    def vocab_size(self) -> int:
+        return self._vocab.vocab_size
+
+    @property
+    def eos_token_id(self) -> int:
+        return self._vocab.eos_token_id
+
+    @property
+    def n_lines(self) -> int:
+        return self._n_lines
+
+    @property
+    def done(self) -> bool:
+        return not self._finished and bool(self._matcher.is_accepting())
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    @property
+    def n_consumed(self) -> int:
+        return len(self._lengths) + self._finished
+
+    @property
+    def program_bytes(self) -> bytes:
+        return bytes(self._text)
+
+    @property
+    def program_text(self) -> str:
+        return self._text.decode("utf-8", errors="replace")
+
+    def allowed(self) -> Mask:
+        out = np.empty(self._vocab.vocab_size, dtype=np.bool_)
+        self.fill_allowed(out)
+        return out
+
+    def fill_allowed(self, out: Mask) -> None:
+        if out.shape != (self._vocab.vocab_size,) or out.dtype != np.bool_:
+            raise ConstraintError(
+                f"fill_allowed needs a bool array of shape ({self._vocab.vocab_size},)")
+        if self._finished:
+            out[:] = False
+            return
+        self._mask.fill(self._matcher, out)
+        out[self._vocab.eos_token_id] = self.done
+
+    def consume(self, token_id: int) -> LineRange | None:
+        if self._finished:
+            raise ConstraintError("the program is finished (EOS consumed); roll back first")
+        if token_id == self._vocab.eos_token_id:
+            if not self.done:
+                raise ConstraintError("EOS is not allowed here: the last block is not closed")
+            self._finished = True
+            return None
+        if not 0 <= token_id < self._mask.ll_size or not self._tokens[token_id]:
+            raise ConstraintError(f"token {token_id} is special or unknown; not allowed here")
+        if self._matcher.try_consume_tokens([token_id]) != 1:
+            raise ConstraintError(
+                f"token {token_id} {self._tokens[token_id]!r} is not allowed after "
+                f"{self.program_text[-40:]!r}: a search part must be a run of document lines "
+                "after the previous block's")
+        self._text += self._tokens[token_id]
+        self._lengths.append(len(self._tokens[token_id]))
+        return None
+
+    def consume_many(self, token_ids: Sequence[int]) -> list[LineRange | None]:
+        done = 0
+        try:
+            for token_id in token_ids:
+                self.consume(token_id)
+                done += 1
+        except ConstraintError:
+            self.rollback(done)
+            raise
+        return [None] * done
+
+    def rollback(self, n_tokens: int) -> None:
+        if not 0 <= n_tokens <= self.n_consumed:
+            raise ConstraintError(
+                f"cannot roll back {n_tokens} tokens: {self.n_consumed} were consumed")
+        if n_tokens and self._finished:
+            self._finished = False
+            n_tokens -= 1
+        if not n_tokens:
+            return
+        if not self._matcher.rollback(n_tokens):
+            raise ConstraintError(f"llguidance could not roll back {n_tokens} tokens")
+        drop = sum(self._lengths[-n_tokens:])
+        del self._lengths[-n_tokens:]
+        del self._text[len(self._text) - drop:]
+
+    def forced(self) -> list[int]:
+        if self._finished or self.done:
+            return []
+        return [int(t) for t in self._matcher.compute_ff_tokens()]
+
+
+def search_replace_constraint(lines: Sequence[str], tokenizer: object) -> SearchReplaceConstraint:
+    """A fresh constraint for search/replace programs over the document ``lines``; ``tokenizer``
+    as :func:`~copygram.constraints.compile_constraint` takes it."""
+    from copygram.constraints.guard import check_vocab_covers
+    from copygram.constraints.vocab import vocab_for
+
+    vocab = vocab_for(tokenizer)
+    check_vocab_covers(vocab, "".join(sorted(set(BLOCK_OPEN + DIVIDER + BLOCK_CLOSE))).encode())
+    return compile_search_replace(vocab, tuple(lines)).new_constraint()
+
+
+__all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",
+           "document_lark", "line_except", "search_replace_constraint", "tail_regex"]

@@ -1,0 +1,227 @@
+"""Search/replace blocks: edit programs whose copies are implicit and anchored by content.
+
+A program is a sequence of blocks, in document order::
+
+    <<<<<<< SEARCH
+    lines of the document, exactly as they are (a contiguous run)
+    =======
+    the lines that replace them
+    >>>>>>> REPLACE
+
+Everything between blocks is copied unchanged, so the program names no line numbers: each search
+part says by its content where the edit is, and a constraint
+(:mod:`copygram.constraints.search_replace`) admits only runs of real lines at or after the
+cursor (the line after the previous block's run). This is the edit format small models know
+from Aider and from diffs; it fixes what numbered copies get wrong (spans one line off, the rest
+of the file dropped). As a :class:`~copygram.language.ops.Program` a block program is the copies
+between blocks and one gen per block, so the resolver and the stats are the tag syntaxes'.
+
+Lines. Every program line ends with ``\\n``. A search line is a document line's content with
+``\\n`` as its ending (whatever the document uses), so the document's last line without an
+ending is searched as ``content\\n`` too. A replacement is written with ``\\n`` endings; resolved,
+each bare ``\\n`` becomes the line ending of the block's first search line, and where the run
+reaches a last line that has no ending, the replacement's final ``\\n`` is dropped. A document
+line that reads exactly like a marker line (``=======``) never belongs to a search run: the
+marker ends the run, so the text of a program has one reading.
+
+Where a run of lines occurs more than once after the cursor, a block means its first occurrence
+(Aider's rule; it leaves every later block the most room, so a program that the constraint
+accepted always reads this way).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from copygram.errors import CopygramError, ProgramSyntaxError
+from copygram.language.lines import split_lines
+from copygram.language.ops import Copy, Gen, Program
+from copygram.language.resolve import resolve
+from copygram.language.types import LineRange
+
+SEARCH_REPLACE = "search_replace"
+"""The syntax name (``syntax = "search_replace"`` in a session config)."""
+
+BLOCK_OPEN = "<<<<<<< SEARCH\n"
+DIVIDER = "=======\n"
+BLOCK_CLOSE = ">>>>>>> REPLACE\n"
+MARKER_LINES = (BLOCK_OPEN, DIVIDER, BLOCK_CLOSE)
+
+_PROGRAM_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_BARE_NEWLINE = re.compile(r"(?<!\r)\n")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block: the document lines ``search`` (1-based, inclusive) give way to
+    ``replacement`` (as written in the program: ``\\n`` endings)."""
+
+    search: LineRange
+    replacement: str
+
+
+def search_line(line: str) -> str:
+    """How a search part writes document line ``line``: its content, then ``\\n``."""
+    return line.rstrip("\r\n") + "\n"
+
+
+def searchable(line: str) -> bool:
+    """Whether document line ``line`` may be part of a search run (a marker line may not)."""
+    return search_line(line) not in MARKER_LINES
+
+
+def _error(message: str, text: str, offset: int) -> ProgramSyntaxError:
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return ProgramSyntaxError(f"not a valid search/replace program: {message}; see "
+                              "docs/language.md", line=line, column=column, text=text)
+
+
+def find_run(lines: Sequence[str], written: Sequence[str], cursor: int) -> int | None:
+    """The first line number ``s >= cursor`` where document lines ``s..`` read as the search
+    lines ``written``, with no marker line among them; ``None`` if there is none."""
+    keys = [search_line(line) for line in lines]
+    size = len(written)
+    for start in range(cursor - 1, len(lines) - size + 1):
+        if keys[start : start + size] == list(written) and all(
+                searchable(line) for line in lines[start : start + size]):
+            return start + 1
+    return None
+
+
+def parse_blocks(text: str, lines: Sequence[str]) -> list[Block]:
+    """The blocks of program ``text`` against the document ``lines`` (split with endings).
+
+    Raises :class:`~copygram.errors.ProgramSyntaxError` where the text is not a sequence of
+    blocks, or where a search part is not a run of document lines after the previous block's.
+    """
+    program_lines: list[str] = _PROGRAM_LINE.findall(text)
+    blocks: list[Block] = []
+    cursor, at, offset = 1, 0, 0
+
+    def take() -> str:
+        nonlocal at, offset
+        line = program_lines[at]
+        at += 1
+        offset += len(line)
+        return line
+
+    while at < len(program_lines):
+        block_offset = offset
+        if take() != BLOCK_OPEN:
+            raise _error(f"expected {BLOCK_OPEN.strip()!r} to open a block", text, block_offset)
+        written: list[str] = []
+        while at < len(program_lines) and program_lines[at] != DIVIDER:
+            written.append(take())
+        if at == len(program_lines):
+            raise _error(f"the block has no {DIVIDER.strip()!r} line", text, offset)
+        if not written:
+            raise _error("the search part is empty: it must hold at least one line of the "
+                         "document", text, offset)
+        start = find_run(lines, written, cursor)
+        if start is None:
+            raise _error(f"the search part is not a run of document lines at or after line "
+                         f"{cursor}", text, block_offset)
+        take()  # the divider
+        replaced: list[str] = []
+        while at < len(program_lines) and program_lines[at] != BLOCK_CLOSE:
+            replaced.append(take())
+        if at == len(program_lines):
+            raise _error(f"the block has no {BLOCK_CLOSE.strip()!r} line", text, offset)
+        take()
+        replacement = "".join(replaced)
+        if replacement and not replacement.endswith("\n"):  # pragma: no cover - split_lines
+            raise _error("a replacement line has no line ending", text, offset)
+        end = start + len(written) - 1
+        blocks.append(Block(LineRange(start, end), replacement))
+        cursor = end + 1
+    return blocks
+
+
+def _resolved_replacement(block: Block, lines: Sequence[str]) -> str:
+    first = lines[block.search.start - 1]
+    ending = first[len(first.rstrip("\r\n")):] or "\n"
+    text = _BARE_NEWLINE.sub(ending.replace("\\", "\\\\"), block.replacement)
+    last = lines[block.search.end - 1]
+    if block.search.end == len(lines) and last == last.rstrip("\r\n"):
+        text = text.removesuffix(ending)
+    return text
+
+
+def blocks_program(blocks: Sequence[Block], lines: Sequence[str]) -> Program:
+    """The :class:`Program` of ``blocks``: a copy of the lines between blocks (and after the
+    last), a gen of each replacement (line endings as the module doc says)."""
+    ops: list[Copy | Gen] = []
+    cursor = 1
+    for block in blocks:
+        if block.search.start > cursor:
+            ops.append(Copy(cursor, block.search.start - 1))
+        text = _resolved_replacement(block, lines)
+        if text:
+            ops.append(Gen(text))
+        cursor = block.search.end + 1
+    if cursor <= len(lines):
+        ops.append(Copy(cursor, len(lines)))
+    return Program(ops)
+
+
+def parse(text: str, lines: Sequence[str] | str) -> Program:
+    """The program that search/replace ``text`` spells for the document ``lines`` (text, or
+    lines with endings); raises :class:`~copygram.errors.ProgramSyntaxError`."""
+    split = split_lines(lines) if isinstance(lines, str) else lines
+    return blocks_program(parse_blocks(text, split), split)
+
+
+def render(program: Program, lines: Sequence[str] | str) -> str:
+    """Search/replace text that :func:`parse` reads back as an edit with the same result as
+    ``program`` (for tests and worked examples; the blocks come from a line diff of the
+    document and the result, not from the program's ops).
+
+    A stretch whose run would be empty (a pure insertion), or whose run occurs earlier after the
+    cursor, takes in neighbouring unchanged lines on both sides of the divider. Raises
+    :class:`CopygramError` for an edit the blocks cannot spell: a changed line that reads like a
+    marker line, or a change of whether the document ends with a line ending."""
+    split = split_lines(lines) if isinstance(lines, str) else list(lines)
+    target = split_lines(resolve(program, split))
+    n = len(split)
+    ends_open = bool(split) and split[-1] == split[-1].rstrip("\r\n")
+    if target and ends_open != (target[-1] == target[-1].rstrip("\r\n")):
+        raise CopygramError("search/replace blocks keep whether the document ends with a line "
+                            "ending; this edit changes it")
+    matcher = difflib.SequenceMatcher(a=split, b=target, autojunk=False)
+    stretches = [(i1 + 1, i2, "".join(target[j1:j2]))
+                 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    keys = [search_line(line) for line in split]
+    out: list[str] = []
+    cursor = 1
+    while stretches:
+        start, end, text = stretches.pop(0)
+        while end < start or find_run(split, keys[start - 1 : end], cursor) != start:
+            if end < n and (end < start or start == cursor):
+                end += 1
+                text += split[end - 1]
+            elif start > cursor:
+                start -= 1
+                text = split[start - 1] + text
+            else:
+                raise CopygramError("this edit cannot be written as search/replace blocks: "
+                                    "its changed lines read like a marker line")
+            # A stretch grown up to the next one takes it in.
+            if stretches and end + 1 >= stretches[0][0]:
+                _, next_end, next_text = stretches.pop(0)
+                end, text = max(end, next_end), text + next_text
+        replacement = text.replace("\r\n", "\n")
+        if end == n and ends_open and replacement:
+            replacement += "\n"
+        out.append(BLOCK_OPEN + "".join(keys[start - 1 : end]) + DIVIDER + replacement
+                   + BLOCK_CLOSE)
+        cursor = end + 1
+    return "".join(out)
+
+
+__all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "SEARCH_REPLACE", "Block",
+           "blocks_program", "find_run", "parse", "parse_blocks", "render", "search_line",
+           "searchable"]

@@ -1,0 +1,163 @@
+"""The search/replace constraint (copygram.constraints.search_replace): it admits exactly the
+programs that parse against the document, forces the rest of a decided line, runs on real
+tokenizers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram.backends.base import Backend
+from copygram.constraints.search_replace import (
+    document_lark,
+    line_except,
+    search_replace_constraint,
+)
+from copygram.errors import ConstraintError, CopygramError, ProgramSyntaxError
+from copygram.language.lines import split_lines
+from copygram.language.ops import Program
+from copygram.language.resolve import resolve
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER, parse, render
+from tests.decode.real_models import real_backend
+from tests.strategies import ordered_edits
+
+DOC = "def f(x):\n    y = x\n    return y + 1\n\n\ndef g():\n    return 2\n"
+
+
+def accepts(document: str, text: str) -> bool:
+    """Whether the constraint (byte vocabulary) takes every byte of ``text`` and may end."""
+    constraint = search_replace_constraint(split_lines(document), "byte")
+    try:
+        for byte in text.encode("utf-8"):
+            constraint.consume(byte)
+    except ConstraintError:
+        return False
+    return constraint.done
+
+
+def parses(document: str, text: str) -> bool:
+    try:
+        parse(text, document)
+    except ProgramSyntaxError:
+        return False
+    return True
+
+
+_pieces = st.sampled_from([BLOCK_OPEN, DIVIDER, BLOCK_CLOSE, "a\n", "b\n", "x\n", "\n", "=",
+                           ">>>>>>> REPLACE", ">>>>>>> REPLACEx\n", "<<<<<<< SEARCH\n\n", ""])
+
+
+@given(ordered_edits(), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 40), _pieces),
+                                 max_size=3))
+def test_the_constraint_accepts_exactly_the_programs_that_parse(
+        edit: tuple[str, Program], mutations: list[tuple[int, int, str]]) -> None:
+    document, program = edit
+    try:
+        text = render(program, document)
+    except CopygramError:
+        text = ""
+    for at, cut, piece in mutations:  # splice, cut and insert marker and line pieces
+        at %= len(text) + 1
+        text = text[:at] + piece + text[at + cut:]
+    assert accepts(document, text) == parses(document, text)
+
+
+@given(ordered_edits())
+def test_every_rendered_program_is_accepted(edit: tuple[str, Program]) -> None:
+    document, program = edit
+    try:
+        text = render(program, document)
+    except CopygramError:
+        return  # an edit blocks cannot spell (tests/test_search_replace.py)
+    assert accepts(document, text)
+
+
+@given(st.text(alphabet="> REPLACEx\n", max_size=30))
+def test_a_replacement_line_is_anything_but_the_closing_marker(line: str) -> None:
+    import re
+
+    matched = re.fullmatch(line_except(BLOCK_CLOSE.rstrip("\n")), line) is not None
+    assert matched == (line.endswith("\n") and "\n" not in line[:-1] and line != BLOCK_CLOSE)
+
+
+def test_runs_start_at_or_after_the_cursor() -> None:
+    assert not accepts(DOC, BLOCK_OPEN + "    y = x\n" + DIVIDER + BLOCK_CLOSE
+                       + BLOCK_OPEN + "def f(x):\n" + DIVIDER + BLOCK_CLOSE)
+    assert not accepts(DOC, BLOCK_OPEN + "    y = 2\n" + DIVIDER + BLOCK_CLOSE)
+
+
+def test_once_a_line_is_decided_its_rest_is_forced() -> None:
+    constraint = search_replace_constraint(split_lines(DOC), "byte")
+    for byte in (BLOCK_OPEN + "    r").encode():
+        constraint.consume(byte)
+    # Two lines after the cursor start "    return "; the rest is the model's choice.
+    assert bytes(constraint.forced()) == b"eturn "
+    for byte in b"eturn y":
+        constraint.consume(byte)
+    assert bytes(constraint.forced()) == b" + 1\n"
+
+
+def test_a_program_ends_only_after_a_closing_marker_line() -> None:
+    constraint = search_replace_constraint(split_lines(DOC), "byte")
+    for byte in (BLOCK_OPEN + "\n" + DIVIDER + BLOCK_CLOSE[:-1]).encode():
+        constraint.consume(byte)
+    # ">>>>>>> REPLACEx" would still be a replacement line: only the newline closes the block.
+    assert not constraint.done and constraint.forced() == []
+    constraint.consume(ord("\n"))
+    assert constraint.done and constraint.forced() == []
+    constraint.consume(constraint.eos_token_id)
+    assert constraint.finished and not constraint.allowed().any()
+    constraint.rollback(2)
+    assert not constraint.done and constraint.program_text.endswith("REPLACE")
+
+
+def test_a_long_document_compiles_in_milliseconds() -> None:
+    lines = [f"line {i} = {i * 7 % 13}\n" for i in range(2000)]
+    started = time.perf_counter()
+    constraint = search_replace_constraint(lines, "byte")
+    elapsed = time.perf_counter() - started
+    assert document_lark(lines).count("\n") > 6000  # O(n) rules
+    for byte in (BLOCK_OPEN + lines[1500]).encode():
+        constraint.consume(byte)
+    assert elapsed < 5.0  # generous: the figure in the module doc is ~1 ms per 100 lines
+
+
+# -- real tokenizers -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=[
+    pytest.param(("llamacpp", "smollm2-135m"), marks=pytest.mark.llamacpp, id="smollm2"),
+    pytest.param(("llamacpp", "qwen2.5-coder-0.5b"), marks=pytest.mark.llamacpp, id="qwen0.5b"),
+])
+def model(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield from real_backend(request.param, n_ctx=512)
+
+
+CODE = ('function f(a) {\n  if (a < 0) {\n    return -a;\n  }\n  return a;\n}\n'
+        'console.log(f(-2));\n')
+
+
+def test_a_tokenized_program_is_accepted_and_resolves(model: Backend) -> None:
+    text = (BLOCK_OPEN + "  if (a < 0) {\n" + DIVIDER + "  if (a <= 0) {\n" + BLOCK_CLOSE)
+    constraint = search_replace_constraint(split_lines(CODE), model)
+    constraint.consume_many(model.tokenize(text))
+    assert constraint.done
+    assert resolve(parse(constraint.program_text, CODE), CODE) == CODE.replace("<", "<=", 1)
+
+
+def test_forced_tokens_spell_the_rest_of_the_decided_line(model: Backend) -> None:
+    constraint = search_replace_constraint(split_lines(CODE), model)
+    constraint.consume_many(model.tokenize(BLOCK_OPEN + "console"))
+    spelled = b""
+    while forced := constraint.forced():
+        constraint.consume_many(forced)
+        spelled += b"".join(model.token_bytes()[t] for t in forced)
+    # The document's last line; after it only the divider can come, so some of that is forced
+    # too (how much depends on where the tokenizer may still merge bytes).
+    whole = BLOCK_OPEN + "console.log(f(-2));\n" + DIVIDER
+    assert constraint.program_text.startswith(BLOCK_OPEN + "console.log(f(-2));\n")
+    assert whole.startswith(constraint.program_text)
+    assert whole.startswith(BLOCK_OPEN + "console" + spelled.decode())

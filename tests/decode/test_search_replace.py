@@ -1,0 +1,93 @@
+"""Program mode with search/replace blocks (syntax "search_replace") through the session, driven
+by a scripted byte-level model that writes given blocks, and the real llguidance constraint."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+
+from copygram import ConfigError, DoneEvent, GenTokenEvent, Program
+from copygram.decode.prompt import SearchReplacePromptBuilder
+from copygram.errors import CopygramError
+from copygram.language.resolve import resolve
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER, parse, render
+from copygram.session import EditSession
+from copygram.testing import ScriptedBackend
+from tests.strategies import ordered_edits
+
+DOCUMENT = "def f(x):\n    y = x\n    return y + 1\n\n\ndef g():\n    return 2\n"
+BLOCKS = BLOCK_OPEN + "    return y + 1\n" + DIVIDER + "    return y - 1\n" + BLOCK_CLOSE
+
+
+def session_writing(reply: str, **kwargs: object) -> EditSession:
+    backend = ScriptedBackend(DOCUMENT, reply=reply)
+    return EditSession(backend, syntax="search_replace", **kwargs)  # type: ignore[arg-type]
+
+
+def test_the_blocks_the_model_writes_are_the_edit() -> None:
+    result = session_writing(BLOCKS).edit(DOCUMENT, "Return y - 1.")
+    assert result.program_text == BLOCKS
+    assert result.program == parse(BLOCKS, DOCUMENT)
+    assert result.text == DOCUMENT.replace("y + 1", "y - 1")
+
+
+def test_a_decided_search_line_costs_one_forward() -> None:
+    session = session_writing(BLOCKS)
+    result = session.edit(DOCUMENT, "Return y - 1.")
+    stats = result.stats
+    # The search line is decided at its 6th byte (two lines start "    re"): the rest of it and
+    # the divider's first bytes are forced, and appended with the choice in one forward.
+    assert stats.forced_tokens >= len("turn y + 1\n")
+    assert stats.decoded_tokens + stats.forced_tokens == len(BLOCKS.encode())
+    assert stats.forwards < stats.decoded_tokens + stats.forced_tokens
+
+
+@given(ordered_edits())
+def test_any_rendered_edit_comes_out_as_its_result(edit: tuple[str, Program]) -> None:
+    document, program = edit
+    try:
+        blocks = render(program, document)
+    except CopygramError:
+        return  # an edit blocks cannot spell (tests/test_search_replace.py)
+    backend = ScriptedBackend(document, reply=blocks)
+    session = EditSession(backend, syntax="search_replace", max_new_tokens=1 << 14)
+    events = list(session.stream(document, "edit"))
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert done.result.text == resolve(program, document)
+    # Each token the model chose is an event at its bytes in the program (what the grammar
+    # forced has none: the gaps between events).
+    written = blocks.encode("utf-8")
+    tokens = [e for e in events if isinstance(e, GenTokenEvent)]
+    assert all(a.end <= b.start for a, b in itertools.pairwise(tokens))
+    assert all(written[e.start:e.end] == bytes([e.token_id]) for e in tokens)
+
+
+def test_the_prompt_shows_the_document_unnumbered_and_an_example_in_blocks() -> None:
+    session = session_writing(BLOCKS)
+    assert isinstance(session.prompt_builder, SearchReplacePromptBuilder)
+    prompt = session.prompt(DOCUMENT, "Return y - 1.")
+    assert "Document:\n" + DOCUMENT in prompt
+    assert BLOCK_OPEN + "    return width + height\n" + DIVIDER in prompt
+
+
+@pytest.mark.parametrize("options", [{"engine": "outlines"}, {"verify_copies": True},
+                                     {"copy_to_end": True}])
+def test_options_for_copy_tags_are_refused(options: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match="search_replace"):
+        session_writing(BLOCKS, **options)
+
+
+def test_replay_needs_a_tag_syntax() -> None:
+    with pytest.raises(ConfigError, match="replay"):
+        session_writing(BLOCKS).replay(DOCUMENT, Program())
+
+
+def test_the_config_takes_the_syntax() -> None:
+    from copygram.config import parse_config
+
+    assert parse_config({"syntax": "search_replace"}).session.syntax == "search_replace"
+    with pytest.raises(ConfigError, match="verify_copies"):
+        parse_config({"syntax": "search_replace", "verify_copies": True})
