@@ -97,3 +97,26 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
             f"the session parts from step-by-step decoding at program offset {at}, where the "
             f"reference chose by a margin of {margin:.3f} > the step tolerance {tolerance}:\n"
             f"session:   {text!r}\nreference: {reference!r}")
+
+
+@pytest.mark.parametrize("doc", range(len(DOCS)))
+def test_search_replace_blocks_do_not_depend_on_drafts_or_the_cache(backend: Backend,
+                                                                    doc: int) -> None:
+    """Search/replace programs (replacements drafted from their search lines): no drafts,
+    drafts, a cached prompt and a fresh session write the same blocks."""
+    document, instruction = DOCS[doc]
+
+    def session(draft: DraftConfig | None = None) -> EditSession:
+        return EditSession(backend, syntax="search_replace", max_new_tokens=MAX_NEW_TOKENS,
+                           draft=draft)
+
+    drafted = session()
+    runs = {
+        "no drafts": outcome(lambda: session(draft=DraftConfig(max_tokens=0))
+                             .edit(document, instruction).program_text),
+        "drafted": outcome(lambda: drafted.edit(document, instruction).program_text),
+        "drafted, prompt cached": outcome(lambda: drafted.edit(document, instruction)
+                                          .program_text),
+        "fresh session": outcome(lambda: session().edit(document, instruction).program_text),
+    }
+    assert len(set(runs.values())) == 1, f"the runs differ: {runs}"

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 
 from copygram import ConfigError, DoneEvent, GenTokenEvent, Program
+from copygram.decode.drafting import DraftConfig
 from copygram.decode.prompt import SearchReplacePromptBuilder
 from copygram.errors import CopygramError
 from copygram.language.resolve import resolve
@@ -40,7 +41,8 @@ def test_a_decided_search_line_costs_one_forward() -> None:
     # The search line is decided at its 6th byte (two lines start "    re"): the rest of it and
     # the divider's first bytes are forced, and appended with the choice in one forward.
     assert stats.forced_tokens >= len("turn y + 1\n")
-    assert stats.decoded_tokens + stats.forced_tokens == len(BLOCKS.encode())
+    assert (stats.decoded_tokens + stats.forced_tokens + stats.drafted_tokens
+            == len(BLOCKS.encode()))
     assert stats.forwards < stats.decoded_tokens + stats.forced_tokens
 
 
@@ -91,3 +93,15 @@ def test_the_config_takes_the_syntax() -> None:
     assert parse_config({"syntax": "search_replace"}).session.syntax == "search_replace"
     with pytest.raises(ConfigError, match="verify_copies"):
         parse_config({"syntax": "search_replace", "verify_copies": True})
+
+
+def test_a_replacement_is_drafted_from_its_search_lines_and_verified() -> None:
+    # The replacement repeats its two search lines but for one character.
+    blocks = (BLOCK_OPEN + "    y = x\n    return y + 1\n" + DIVIDER
+              + "    y = x\n    return y - 1\n" + BLOCK_CLOSE)
+    plain = session_writing(blocks, draft=DraftConfig(max_tokens=0)).edit(DOCUMENT, "y - 1")
+    drafted = session_writing(blocks).edit(DOCUMENT, "y - 1")
+    assert drafted.program_text == plain.program_text == blocks
+    assert drafted.text == plain.text == DOCUMENT.replace("y + 1", "y - 1")
+    assert drafted.stats.drafted_tokens > 10
+    assert drafted.stats.forwards < plain.stats.forwards

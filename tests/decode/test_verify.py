@@ -69,7 +69,7 @@ def run_with(document: str, program: Program, source: DraftSource | None, *,
     doc = EditDocument(document, backend.tokenize)
     prompt = prompt_ids(plan, document, "x")
 
-    def make(_doc: EditDocument, _reader: OpReader) -> DraftSource | None:
+    def make(_doc: EditDocument, _reader: OpReader | None) -> DraftSource | None:
         return source
 
     events = list(run(plan, doc, prompt, SamplingPolicy(Sampling()), make))

@@ -33,6 +33,7 @@ import numpy.typing as npt
 from copygram.decode.copy_check import copy_checks, first_disagreement
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import Draft, DraftConfig, Drafter
+from copygram.decode.drafting.blocks import BlockDrafter
 from copygram.decode.events import (
     CopyEvent,
     DoneEvent,
@@ -410,7 +411,9 @@ def constraint_accepts_end(constraint: Constraint, token: int) -> bool:
     return token == constraint.eos_token_id and constraint.done
 
 
-MakeDrafter = Callable[[EditDocument, OpReader], DraftSource | None]
+MakeDrafter = Callable[[EditDocument, OpReader | None], DraftSource | None]
+"""A drafter for an edit, given the loop's :class:`OpReader` (``None`` for search/replace
+blocks, which are read once complete)."""
 
 
 def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
@@ -424,9 +427,12 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
     prompt = prompt_ids(plan, document.text, instruction)
     check_fits(plan.backend, prompt, document)
 
-    def drafter(doc: EditDocument, reader: OpReader) -> DraftSource | None:
-        if not plan.draft.max_tokens or plan.syntax == SEARCH_REPLACE:
+    def drafter(doc: EditDocument, reader: OpReader | None) -> DraftSource | None:
+        if not plan.draft.max_tokens:
             return None
+        if reader is None:  # search/replace blocks
+            return BlockDrafter(plan.backend.tokenize, plan.token_bytes, plan.draft,
+                                plan.backend.batch_profile)
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                        plan.syntax, plan.backend.batch_profile, instruction,
                        document_tokens=(doc.gen_tokens(get_syntax(plan.syntax).escape)
@@ -454,8 +460,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
                                         syntax=plan.syntax, ordered=plan.ordered_copies,
                                         to_end=plan.copy_to_end)
         reader = OpReader(get_syntax(plan.syntax))
-    drafter = (make_drafter(document, reader)
-               if make_drafter is not None and reader is not None else None)
+    drafter = make_drafter(document, reader) if make_drafter is not None else None
     meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,
                   plan.tie_tolerance)
     meter.verify_copies = plan.verify_copies
