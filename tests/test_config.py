@@ -70,6 +70,7 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("copy_to_end", 1, "true or false"),
     ("verify_copies", "yes", "true or false"),
     ("line_view", "spaces", "'pipe', 'tab'"),
+    ("search_scope", "file", "'lines', 'unit'"),
     ("tie_tolerance", -0.1, "finite number >= 0"),
     ("tie_tolerance", math.nan, "finite number >= 0"),
     ("tie_tolerance", "1", "finite number >= 0"),
@@ -259,7 +260,7 @@ def test_file_errors(tmp_path: Path, no_model: None) -> None:
 finite = st.floats(allow_nan=False, allow_infinity=False)
 valid_values: dict[str, st.SearchStrategy[object]] = {
     "engine": st.sampled_from(["llguidance", "outlines"]),
-    "syntax": st.sampled_from(["lines", "compact"]),
+    "syntax": st.sampled_from(["lines", "compact", "search_replace"]),
     "temperature": st.one_of(st.integers(0, 10), finite.filter(lambda x: x >= 0)),
     "top_p": st.one_of(st.just(1), st.floats(0, 1, exclude_min=True)),
     "seed": st.integers(0, 2**63 - 1),
@@ -272,6 +273,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "copy_to_end": st.booleans(),
     "verify_copies": st.booleans(),
     "line_view": st.sampled_from(["pipe", "tab"]),
+    "search_scope": st.sampled_from(["lines", "unit"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
     "mode": st.sampled_from(["program", "rewrite"]),
     "backend": st.just("llamacpp"),
@@ -289,6 +291,11 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
     config = {key: draw(valid_values[key]) for key in keys}
     if config.get("copy_to_end") and config.get("ordered_copies") is False:
         del config["copy_to_end"]  # refused: the end is known only with ordered copies
+    if config.get("syntax") == "search_replace":
+        # Refused with blocks (tests/decode/test_search_replace.py): copy-tag options, outlines.
+        for key in ("copy_to_end", "verify_copies"):
+            config.pop(key, None)
+        config["engine"] = "llguidance"
     if draw(st.booleans()):
         config["backend"] = "transformers"
         config["dtype"] = draw(st.sampled_from(["auto", "float32", "bfloat16", "float16"]))

@@ -41,6 +41,7 @@ __all__ = [
     "DTYPES",
     "LINE_VIEWS",
     "MODES",
+    "SEARCH_SCOPES",
     "SESSION_KEYS",
     "BackendConfig",
     "Config",
@@ -79,6 +80,9 @@ def _invalid(key: str, value: object, allowed: str) -> ConfigError:
 
 
 LINE_VIEWS: Final = ("pipe", "tab")
+SEARCH_SCOPES: Final = ("lines", "unit")
+"""How much the search/replace prompt's worked block takes in: ``"lines"``, just the lines that
+change; ``"unit"``, the whole function (or paragraph) that holds the change, written again."""
 """How the program-mode prompt numbers the document's lines: ``pipe`` writes ``12| text``
 (numbers right-aligned), ``tab`` writes ``12<TAB>text`` as ``cat -n`` does: nothing between the
 tab and the text, so a model does not take the separator's space for indentation."""
@@ -192,6 +196,7 @@ class SessionConfig:
     draft_ngram: int = 3
     prompt_example: bool = True
     line_view: str = "pipe"  # how the prompt numbers lines: "pipe" (12| text) or "tab"
+    search_scope: str = "lines"  # syntax "search_replace": SEARCH_SCOPES
     ordered_copies: bool = True
     copy_to_end: bool = False
     verify_copies: bool = False
@@ -214,6 +219,7 @@ class SessionConfig:
             "draft_ngram": check_int("draft_ngram", self.draft_ngram, minimum=1),
             "prompt_example": check_flag("prompt_example", self.prompt_example),
             "line_view": check_choice("line_view", self.line_view, LINE_VIEWS),
+            "search_scope": check_choice("search_scope", self.search_scope, SEARCH_SCOPES),
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
             "copy_to_end": check_flag("copy_to_end", self.copy_to_end),
             "verify_copies": check_flag("verify_copies", self.verify_copies),

@@ -121,7 +121,8 @@ class EditSession:
         c = parsed.session
         sampling = Sampling(temperature=c.temperature, top_p=c.top_p, seed=c.seed)
         prompt_builder = default_prompt_builder(c.mode, c.syntax, with_example=c.prompt_example,
-                                                line_view=c.line_view)
+                                                line_view=c.line_view,
+                                                search_scope=c.search_scope)
         draft = DraftConfig(max_tokens=c.draft_tokens, max_ngram=c.draft_ngram)
         return cls(backend or load(parsed.backend), engine=c.engine, syntax=c.syntax,
                    sampling=sampling,

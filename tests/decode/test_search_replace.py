@@ -12,8 +12,16 @@ from copygram import ConfigError, DoneEvent, GenTokenEvent, Program
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.prompt import SearchReplacePromptBuilder
 from copygram.errors import CopygramError
+from copygram.language.lines import split_lines
 from copygram.language.resolve import resolve
-from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER, parse, render
+from copygram.language.search_replace import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    DIVIDER,
+    parse,
+    parse_blocks,
+    render,
+)
 from copygram.session import EditSession
 from copygram.testing import ScriptedBackend
 from tests.strategies import ordered_edits
@@ -105,3 +113,16 @@ def test_a_replacement_is_drafted_from_its_search_lines_and_verified() -> None:
     assert drafted.text == plain.text == DOCUMENT.replace("y + 1", "y - 1")
     assert drafted.stats.drafted_tokens > 10
     assert drafted.stats.forwards < plain.stats.forwards
+
+
+def test_the_unit_scope_shows_a_whole_function_in_its_example() -> None:
+    for scope, n_lines in (("lines", 1), ("unit", 3)):
+        messages = SearchReplacePromptBuilder(scope=scope).messages(DOCUMENT, "x")
+        example_document = messages[1]["content"].split("Document:\n", 1)[1]
+        blocks = messages[2]["content"]
+        (block,) = parse_blocks(blocks, split_lines(example_document))
+        assert block.search.n_lines == n_lines
+        fixed = resolve(parse(blocks, example_document), example_document)
+        assert fixed == example_document.replace("width + height", "width * height", 1)
+    with pytest.raises(ConfigError, match="search_scope"):
+        SearchReplacePromptBuilder(scope="file")

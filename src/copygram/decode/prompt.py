@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from copygram.config import LINE_VIEWS, check_choice
+from copygram.config import LINE_VIEWS, SEARCH_SCOPES, check_choice
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
@@ -120,24 +120,40 @@ A block replaces a run of lines of the document:
 {BLOCK_CLOSE}Write one block for each place that changes, in document order, and nothing else.
 Every line outside the blocks stays as it is."""
 
+_UNIT_ADVICE = ("\nPut the whole function or paragraph that holds a change in the search part, "
+                "and write all of it again, changed, in the replacement.")
+
+
+def _example_blocks(scope: str) -> str:
+    if scope == "lines":
+        return render_blocks(_example_program(), _EXAMPLE_DOCUMENT)
+    lines = split_lines(_EXAMPLE_DOCUMENT)
+    fixed = split_lines(resolve(_example_program(), _EXAMPLE_DOCUMENT))
+    return BLOCK_OPEN + "".join(lines[:3]) + DIVIDER + "".join(fixed[:3]) + BLOCK_CLOSE
+
 
 @dataclass(frozen=True)
 class SearchReplacePromptBuilder:
     """The prompt of ``syntax = "search_replace"``: the blocks explained, one worked example
-    (the tag syntaxes' example document and edit, as blocks), the document without line numbers
-    (a block names its lines by their content)."""
+    (the tag syntaxes' example document and edit, as a block of ``scope``: one of
+    :data:`SEARCH_SCOPES`), the document without line numbers (a block names its lines by their
+    content)."""
 
     system: str = SEARCH_REPLACE_SYSTEM
     with_example: bool = True
+    scope: str = "lines"
+
+    def __post_init__(self) -> None:
+        check_choice("search_scope", self.scope, SEARCH_SCOPES)
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
-        messages = [{"role": "system", "content": self.system}]
+        system = self.system + (_UNIT_ADVICE if self.scope == "unit" else "")
+        messages = [{"role": "system", "content": system}]
         if self.with_example:
-            example = render_blocks(_example_program(), _EXAMPLE_DOCUMENT)
             messages += [
                 {"role": "user", "content": _plain_message(_EXAMPLE_DOCUMENT,
                                                            _EXAMPLE_INSTRUCTION)},
-                {"role": "assistant", "content": example},
+                {"role": "assistant", "content": _example_blocks(self.scope)},
             ]
         messages.append({"role": "user", "content": _plain_message(document, instruction)})
         return messages
@@ -174,11 +190,11 @@ class RewritePromptBuilder:
 
 
 def default_prompt_builder(mode: str, syntax: str, *, with_example: bool = True,
-                           line_view: str = "pipe") -> PromptBuilder:
+                           line_view: str = "pipe", search_scope: str = "lines") -> PromptBuilder:
     """The prompt a session uses unless given one: the rewrite prompt in rewrite mode, else the
     one that explains ``syntax``."""
     if mode == "rewrite":
         return RewritePromptBuilder()
     if syntax == SEARCH_REPLACE:
-        return SearchReplacePromptBuilder(with_example=with_example)
+        return SearchReplacePromptBuilder(with_example=with_example, scope=search_scope)
     return DefaultPromptBuilder(syntax=syntax, with_example=with_example, line_view=line_view)
