@@ -171,3 +171,19 @@ def test_program_approach_valid_and_invalid() -> None:
     text, stats, error = program_approach(Failing())(row)  # type: ignore[arg-type]
     assert text is None and stats["partial_program"] == "<copy"
     assert error == "GenerationError: the edit ran out of context"
+
+
+def test_a_primed_row_starts_with_the_approachs_fixed_prefix_and_no_document() -> None:
+    from copygram.bench.quality.approaches import PrefixPrimer
+
+    backend = ScriptedBackend(BEFORE, reply=AFTER)
+    session = EditSession(backend, mode="rewrite")
+    row = py_row(BEFORE, AFTER)
+    backend.splice(backend.tokenize("another approach's prompt, with the document " + BEFORE))
+    PrefixPrimer(backend, session.prompt)(row)
+    cached = backend.detokenize(backend.cached_ids)
+    full = session.prompt(row.before, row.instruction)
+    assert cached and full.startswith(cached)
+    assert row.before not in cached and row.instruction not in cached
+    # What the row adds is its own instruction and document, and the template's end.
+    assert full[len(cached):].startswith(row.instruction)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from copygram.decode.prompt import PromptBuilder
     from copygram.session import EditSession
 
-__all__ = ["LookupPeer", "RewriteBaseline", "RewriteOutput", "extract_document",
+__all__ = ["LookupPeer", "PrefixPrimer", "RewriteBaseline", "RewriteOutput", "extract_document",
            "program_approach", "rewrite_budget", "rewrite_decode", "rewrite_mode_approach",
            "rewrite_request"]
 
@@ -225,3 +225,35 @@ def rewrite_mode_approach(session: EditSession) -> Approach:
                              "prompt_tokens": stats.prompt_tokens, "raw": result.raw}, None
 
     return run
+
+
+PromptText = Callable[[str, str], str]
+"""``(document, instruction) -> prompt text`` of an approach."""
+
+
+@dataclass
+class PrefixPrimer:
+    """Puts an approach's document-independent prompt prefix (system message, worked example:
+    what a server with prefix caching keeps across requests) into ``backend``'s cache, and
+    nothing else, before the approach runs on a row (untimed). Approaches that share one
+    backend then never start on a cache another approach left with the same document in it:
+    each pays for the row's own tokens (instruction and document) and no more.
+
+    The prefix is where the row's prompt and the same prompt for a placeholder document and
+    instruction part, in tokens; measured per row, as the chat template may merge tokens
+    across the boundary."""
+
+    backend: Backend
+    prompt: PromptText
+
+    PLACEHOLDER: ClassVar[tuple[str, str]] = ("\x00 placeholder\n", "\x00 placeholder")
+
+    def __call__(self, row: EditRow) -> None:
+        real = self.backend.tokenize(self.prompt(row.before, row.instruction), special=True)
+        other = self.backend.tokenize(self.prompt(*self.PLACEHOLDER), special=True)
+        common = 0
+        while common < min(len(real), len(other)) - 1 and real[common] == other[common]:
+            common += 1
+        self.backend.truncate(0)
+        if common:
+            self.backend.splice(real[:common])

@@ -10,13 +10,14 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from copygram.bench.data import EditRow, add_data_arguments, data_dir
 from copygram.bench.quality.approaches import (
     LookupPeer,
+    PrefixPrimer,
     RewriteBaseline,
     program_approach,
     rewrite_mode_approach,
@@ -116,9 +117,13 @@ def _progress(elapsed: float, row: EditRow, results: Sequence[RowQuality]) -> No
 
 def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
              timeout_s: float = DEFAULT_TIMEOUT_S, sink: TextIO | None = None,
-             progress: bool = True) -> list[RowQuality]:
-    """Every approach on every row, interleaved row by row (the order rotated by one each row,
-    so that no approach always runs on a cache the other left), then the copy-unchanged floor.
+             progress: bool = True,
+             primers: Mapping[str, Callable[[EditRow], None]] | None = None
+             ) -> list[RowQuality]:
+    """Every approach on every row, interleaved row by row (the order rotated by one each row),
+    then the copy-unchanged floor. ``primers[name](row)``, where given, runs untimed before that
+    approach on each row (:class:`PrefixPrimer`: the approach's own fixed prompt prefix cached,
+    the row's document not).
 
     ``sink`` gets one JSON line per row and approach (the metrics, the document and the
     approach's scalar stats); ``progress`` prints a line per row on stderr.
@@ -131,6 +136,8 @@ def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
         by_name: dict[str, RowQuality] = {}
         outputs: dict[str, tuple[str | None, dict[str, object]]] = {}
         for name in names[shift:] + names[:shift]:
+            if primers and name in primers:
+                primers[name](row)
             quality, (text, stats, _) = evaluate_row(row, name, runners[name],
                                                      timeout_s=timeout_s)
             by_name[name] = quality
@@ -198,17 +205,26 @@ def run(args: argparse.Namespace) -> int:
     session = EditSession.from_config(config)
     rewriting = session.derive(mode="rewrite")
     runners: dict[str, Approach] = {}
+    # Every approach on the shared backend starts a row with its own fixed prompt prefix cached
+    # and no other (the lookup peer has a model of its own, which keeps its prefix itself).
+    primers: dict[str, Callable[[EditRow], None]] = {}
     variants = [Path(file) for file in args.program_config]
     for file in variants:  # every file checked before the run starts
         name = f"{PROGRAM}:{file.stem}"
         if name in runners:
             raise ConfigError(f"--program-config: two files named {file.stem!r}; rename one")
-        runners[name] = program_approach(EditSession.from_config(file, backend=session.backend))
+        route = EditSession.from_config(file, backend=session.backend)
+        runners[name] = program_approach(route)
+        primers[name] = PrefixPrimer(session.backend, route.prompt)
     for name in approaches:
         runners[name] = (program_approach(session) if name == PROGRAM
                          else rewrite_mode_approach(rewriting) if name == REWRITE_MODE
                          else _lookup_peer(session.backend, config) if name == LOOKUP
                          else RewriteBaseline(session.backend))
+        if name != LOOKUP:
+            # The baseline's prompt is rewrite mode's (rewrite_request).
+            primers[name] = PrefixPrimer(session.backend, session.prompt if name == PROGRAM
+                                         else rewriting.prompt)
     # The standard approaches first, then the routes, in the order given.
     runners = {**{n: runners[n] for n in approaches},
                **{n: r for n, r in runners.items() if n not in approaches}}
@@ -216,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
         sink = stack.enter_context(Path(args.rows).open("w", encoding="utf-8")) if args.rows \
             else None
         results = run_rows([row for dataset_rows in rows.values() for row in dataset_rows],
-                           runners, timeout_s=args.test_timeout, sink=sink)
+                           runners, timeout_s=args.test_timeout, sink=sink, primers=primers)
     pooled = pool(results)
     print(markdown_table(pooled), end="")
     if args.json:
