@@ -132,11 +132,8 @@ def parse_blocks(text: str, lines: Sequence[str]) -> list[Block]:
         if at == len(program_lines):
             raise _error(f"the block has no {BLOCK_CLOSE.strip()!r} line", text, offset)
         take()
-        replacement = "".join(replaced)
-        if replacement and not replacement.endswith("\n"):  # pragma: no cover - split_lines
-            raise _error("a replacement line has no line ending", text, offset)
         end = start + len(written) - 1
-        blocks.append(Block(LineRange(start, end), replacement))
+        blocks.append(Block(LineRange(start, end), "".join(replaced)))
         cursor = end + 1
     return blocks
 
