@@ -126,3 +126,30 @@ def test_the_unit_scope_shows_a_whole_function_in_its_example() -> None:
         assert fixed == example_document.replace("width + height", "width * height", 1)
     with pytest.raises(ConfigError, match="search_scope"):
         SearchReplacePromptBuilder(scope="file")
+
+
+def test_a_long_search_run_is_drafted_from_the_document() -> None:
+    # The whole function, searched and written again with one change.
+    function = "def f(x):\n    y = x\n    return y + 1\n"
+    blocks = BLOCK_OPEN + function + DIVIDER + function.replace("+", "-") + BLOCK_CLOSE
+    plain = session_writing(blocks, draft=DraftConfig(max_tokens=0)).edit(DOCUMENT, "y - 1")
+    drafted = session_writing(blocks).edit(DOCUMENT, "y - 1")
+    assert drafted.program_text == plain.program_text == blocks
+    # Search lines past the first are drafted (the rest of the run), not chosen line by line.
+    assert drafted.stats.forwards < plain.stats.forwards
+    assert drafted.stats.decoded_tokens < plain.stats.decoded_tokens - 2
+
+
+def test_inside_a_search_part_the_draft_is_the_rest_of_the_run() -> None:
+    from copygram.decode.drafting.blocks import BlockDrafter
+
+    backend = ScriptedBackend(DOCUMENT, reply="")
+    drafter = BlockDrafter(split_lines(DOCUMENT), backend.tokenize, backend.token_bytes(),
+                           DraftConfig(adaptive=False))
+    program = BLOCK_OPEN + "    y = x\n    ret"
+    draft = drafter.propose(program, backend.tokenize(program))
+    assert draft is not None and draft.source == "run"
+    assert backend.detokenize(draft.tokens) == "urn y + 1\n\n\ndef g():\n"[:len(draft.tokens)]
+    # Before the run's first line is complete the model chooses where it starts: no draft.
+    first = BLOCK_OPEN + "    y"
+    assert drafter.propose(first, backend.tokenize(first)) is None

@@ -431,7 +431,7 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
         if not plan.draft.max_tokens:
             return None
         if reader is None:  # search/replace blocks
-            return BlockDrafter(plan.backend.tokenize, plan.token_bytes, plan.draft,
+            return BlockDrafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                                 plan.backend.batch_profile)
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                        plan.syntax, plan.backend.batch_profile, instruction,

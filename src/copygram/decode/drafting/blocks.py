@@ -1,12 +1,17 @@
 """Drafts for search/replace programs (:mod:`copygram.language.search_replace`).
 
-A search part costs little already: once its first bytes decide a line, the constraint forces the
-rest (:mod:`copygram.constraints.search_replace`). The replacement is the model's own text, and it
-mostly repeats the lines it replaces with a change in the middle (a bug fix rewrites one
-expression). So inside a replacement, :class:`BlockDrafter` drafts from the block's search lines
-followed by the closing marker, aligned by lines as rewrite mode drafts from the document
-(:class:`~copygram.decode.drafting.prediction.PredictionDrafter`, one per block). Drafts are
-verified in the forward that appends them, so the program is the one step-by-step decoding writes.
+Two sources, both verified in the forward that appends them, so the program is the one
+step-by-step decoding writes:
+
+* ``"run"``: inside a search part, once its first line is written, the run can only go on with
+  the document's next lines (or end, with the divider). The constraint forces each line's rest
+  once its first bytes are chosen (:mod:`copygram.constraints.search_replace`), but where a line
+  starts the model chooses; this drafts the rest of the document from where the run stands, so
+  a long run costs a few forwards instead of one per line.
+* ``"line"``/``"resync"``/``"lookup"``: inside a replacement, which mostly repeats the lines it
+  replaces with a change in the middle, the block's search lines followed by the closing marker,
+  aligned by lines as rewrite mode drafts from the document
+  (:class:`~copygram.decode.drafting.prediction.PredictionDrafter`, one per block).
 """
 
 from __future__ import annotations
@@ -16,8 +21,17 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from copygram.decode.drafting.drafter import Draft, DraftConfig
+from copygram.decode.drafting.length import DraftSizer
 from copygram.decode.drafting.prediction import PredictionDrafter
-from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+from copygram.errors import ProgramSyntaxError
+from copygram.language.search_replace import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    DIVIDER,
+    find_run,
+    parse_blocks,
+    search_line,
+)
 
 if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
@@ -28,10 +42,15 @@ _OPEN, _DIVIDER, _CLOSE = (BLOCK_OPEN.encode(), DIVIDER.encode(), BLOCK_CLOSE.en
 class BlockDrafter:
     """A :class:`~copygram.decode.loop.DraftSource` for one search/replace edit (module doc)."""
 
-    def __init__(self, tokenize: Callable[[str], list[int]], token_bytes: Sequence[bytes],
-                 config: DraftConfig, profile: BatchProfile | None = None) -> None:
+    def __init__(self, lines: Sequence[str], tokenize: Callable[[str], list[int]],
+                 token_bytes: Sequence[bytes], config: DraftConfig,
+                 profile: BatchProfile | None = None) -> None:
+        self._lines = list(lines)
+        self._keys = [search_line(line) for line in lines]
         self._tokenize, self._token_bytes = tokenize, token_bytes
         self._config, self._profile = config, profile
+        self._run_sizer = DraftSizer(config.max_tokens, profile, config.adaptive)
+
         self._data = bytearray()  # the program's bytes, from the context's tokens
         self._ends: list[int] = []  # byte offset just past each context token
         self._block: tuple[int, int, PredictionDrafter] | None = None  # divider, first token
@@ -60,12 +79,46 @@ class BlockDrafter:
             return None  # closed
         return divider, search
 
+    def _run_draft(self, feed: int) -> Draft | None:
+        """The document's lines after the open search part's run, from where it stands."""
+        data = bytes(self._data)
+        opened = data.rfind(_OPEN)
+        if opened < 0 or data.find(b"\n" + _DIVIDER, opened + len(_OPEN) - 1) >= 0:
+            return None
+        done_text = data[:opened].decode("utf-8", errors="replace")
+        written = data[opened + len(_OPEN):].decode("utf-8", errors="replace")
+        lines = written.split("\n")
+        complete, partial = [line + "\n" for line in lines[:-1]], lines[-1]
+        if not complete:
+            return None  # the run's first line is the model's choice
+        try:
+            blocks = parse_blocks(done_text, self._lines)
+        except ProgramSyntaxError:
+            return None
+        cursor = blocks[-1].search.end + 1 if blocks else 1
+        start = find_run(self._lines, complete, cursor)
+        if start is None:
+            return None
+        following = start - 1 + len(complete)  # 0-based: the line the run may go on with
+        if following >= len(self._keys) or not self._keys[following].startswith(partial):
+            return None
+        self._run_sizer.feed = feed
+        limit = self._run_sizer.limit("run")
+        if limit == 0:
+            return None
+        # A stretch long enough for the draft; its last token dropped, as the cut may split it.
+        rest = self._keys[following][len(partial):] + "".join(
+            self._keys[following + 1 : following + 1 + max(1, limit // 4)])
+        tokens = self._tokenize(rest)[:-1][:limit]
+        return Draft(tokens, source="run") if tokens else None
+
     def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
-        """A draft continuing the replacement being written, or ``None`` outside one."""
+        """A draft continuing the search part's run or the replacement being written; ``None``
+        elsewhere."""
         self._follow(context)
         where = self._replacement()
         if where is None:
-            return None
+            return self._run_draft(feed)
         divider, search = where
         if self._block is None or self._block[0] != divider:
             first = bisect_right(self._ends, divider)  # the token holding the divider's start
@@ -83,7 +136,9 @@ class BlockDrafter:
         return False  # no copy tags: nothing to splice after a draft
 
     def feedback(self, draft: Draft, accepted: int) -> None:
-        if self._block is not None:
+        if draft.source == "run":
+            self._run_sizer.feedback("run", len(draft.tokens), accepted)
+        elif self._block is not None:
             self._block[2].feedback(draft, accepted)
 
 
