@@ -100,23 +100,119 @@ class Constraint(Protocol):
         ...
 
 
-class GuardedConstraint(ABC):
+class ProgramState:
+    """What every :class:`Constraint` keeps besides its grammar: the vocabulary, the program's
+    bytes and tokens consumed so far, and whether EOS ended it. Subclasses consume tokens
+    (:meth:`_append`), roll them back (:meth:`_drop`) and write masks (:meth:`fill_allowed`)."""
+
+    def __init__(self, vocab: Vocab) -> None:
+        self._vocab = vocab
+        self._tokens = vocab.token_bytes
+        self._text = bytearray()
+        self._lengths: list[int] = []
+        self._finished = False
+        # The decode loop reads the text several times a step; decode it once per change.
+        self._decoded: str | None = ""
+
+    @property
+    def vocab_size(self) -> int:
+        return self._vocab.vocab_size
+
+    @property
+    def eos_token_id(self) -> int:
+        return self._vocab.eos_token_id
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    @property
+    def n_consumed(self) -> int:
+        return len(self._lengths) + self._finished
+
+    @property
+    def program_bytes(self) -> bytes:
+        return bytes(self._text)
+
+    @property
+    def program_text(self) -> str:
+        if self._decoded is None:
+            self._decoded = self._text.decode("utf-8", errors="replace")
+        return self._decoded
+
+    def fill_allowed(self, out: Mask) -> None:
+        raise NotImplementedError
+
+    def consume(self, token_id: int) -> LineRange | None:
+        raise NotImplementedError
+
+    def rollback(self, n_tokens: int) -> None:
+        raise NotImplementedError
+
+    def allowed(self) -> Mask:
+        out = np.empty(self._vocab.vocab_size, dtype=np.bool_)
+        self.fill_allowed(out)
+        return out
+
+    def consume_many(self, token_ids: Sequence[int]) -> list[LineRange | None]:
+        closed: list[LineRange | None] = []
+        try:
+            for token_id in token_ids:
+                closed.append(self.consume(token_id))
+        except ConstraintError:
+            self.rollback(len(closed))
+            raise
+        return closed
+
+    def _check_mask(self, out: Mask) -> None:
+        if out.shape != (self._vocab.vocab_size,) or out.dtype != np.bool_:
+            raise ConstraintError(
+                f"fill_allowed needs a bool array of shape ({self._vocab.vocab_size},)"
+            )
+
+    def _check_consumable(self, token_id: int) -> None:
+        """Raise for a token after EOS, or one that is special or unknown (EOS is the caller's)."""
+        if self._finished:
+            raise ConstraintError("the program is finished (EOS consumed); roll back first")
+        if not 0 <= token_id < len(self._tokens) or not self._tokens[token_id]:
+            raise ConstraintError(f"token {token_id} is special or unknown; not allowed here")
+
+    def _append(self, token_id: int) -> None:
+        data = self._tokens[token_id]
+        self._text += data
+        self._decoded = None
+        self._lengths.append(len(data))
+
+    def _check_rollback(self, n_tokens: int) -> int:
+        """Check ``n_tokens`` and undo EOS if it is among them; the real tokens left to undo."""
+        if not 0 <= n_tokens <= self.n_consumed:
+            raise ConstraintError(
+                f"cannot roll back {n_tokens} tokens: {self.n_consumed} were consumed"
+            )
+        if n_tokens and self._finished:
+            self._finished = False
+            n_tokens -= 1
+        return n_tokens
+
+    def _drop(self, n_tokens: int) -> None:
+        """Take the last ``n_tokens`` (not EOS) out of the text."""
+        drop = sum(self._lengths[len(self._lengths) - n_tokens:])
+        del self._lengths[len(self._lengths) - n_tokens:]
+        del self._text[len(self._text) - drop :]
+        self._decoded = None
+
+
+class GuardedConstraint(ProgramState, ABC):
     """Shared state of a :class:`~copygram.constraints.base.Constraint`: guards, text, EOS.
 
     Engines supply the base grammar: a mask, a try-advance, a rollback and acceptance.
     """
 
     def __init__(self, vocab: Vocab, tracker: Tracker, sets: GuardSets) -> None:
-        self._vocab = vocab
-        self._tokens = vocab.token_bytes
+        super().__init__(vocab)
         self._tracker = tracker
         self._sets = sets
         self._states: list[State] = [INITIAL]
-        self._text = bytearray()
-        self._lengths: list[int] = []
-        self._finished = False
-        # The decode loop reads the text several times a step; decode it once per change.
-        self._decoded: str | None = ""
 
     # -- engine hooks -------------------------------------------------------------------------
     @abstractmethod
@@ -139,50 +235,16 @@ class GuardedConstraint(ABC):
 
     # -- Constraint API -----------------------------------------------------------------------
     @property
-    def vocab_size(self) -> int:
-        return self._vocab.vocab_size
-
-    @property
-    def eos_token_id(self) -> int:
-        return self._vocab.eos_token_id
-
-    @property
     def n_lines(self) -> int:
         return self._tracker.n_lines
-
-    @property
-    def finished(self) -> bool:
-        return self._finished
 
     @property
     def done(self) -> bool:
         return (not self._finished and self._tracker.may_end(self._states[-1])
                 and self._accepting())
 
-    @property
-    def n_consumed(self) -> int:
-        return len(self._lengths) + self._finished
-
-    @property
-    def program_bytes(self) -> bytes:
-        return bytes(self._text)
-
-    @property
-    def program_text(self) -> str:
-        if self._decoded is None:
-            self._decoded = self._text.decode("utf-8", errors="replace")
-        return self._decoded
-
-    def allowed(self) -> Mask:
-        out = np.empty(self._vocab.vocab_size, dtype=np.bool_)
-        self.fill_allowed(out)
-        return out
-
     def fill_allowed(self, out: Mask) -> None:
-        if out.shape != (self._vocab.vocab_size,) or out.dtype != np.bool_:
-            raise ConstraintError(
-                f"fill_allowed needs a bool array of shape ({self._vocab.vocab_size},)"
-            )
+        self._check_mask(out)
         if self._finished:
             out[:] = False
             return
@@ -197,17 +259,14 @@ class GuardedConstraint(ABC):
                     out[token_id] = False
 
     def consume(self, token_id: int) -> LineRange | None:
-        if self._finished:
-            raise ConstraintError("the program is finished (EOS consumed); roll back first")
-        if token_id == self._vocab.eos_token_id:
+        if token_id == self._vocab.eos_token_id and not self._finished:
             if not self.done:
                 raise ConstraintError(
                     f"EOS is not allowed here: the program is incomplete ({self._tail()})"
                 )
             self._finished = True
             return None
-        if not 0 <= token_id < len(self._tokens) or not self._tokens[token_id]:
-            raise ConstraintError(f"token {token_id} is special or unknown; not allowed here")
+        self._check_consumable(token_id)
         data = self._tokens[token_id]
         result = self._tracker.advance(self._states[-1], data)
         if result is None:
@@ -223,37 +282,16 @@ class GuardedConstraint(ABC):
             )
         state, closed = result
         self._states.append(state)
-        self._text += data
-        self._decoded = None
-        self._lengths.append(len(data))
-        return closed
-
-    def consume_many(self, token_ids: Sequence[int]) -> list[LineRange | None]:
-        closed: list[LineRange | None] = []
-        try:
-            for token_id in token_ids:
-                closed.append(self.consume(token_id))
-        except ConstraintError:
-            self.rollback(len(closed))
-            raise
+        self._append(token_id)
         return closed
 
     def rollback(self, n_tokens: int) -> None:
-        if not 0 <= n_tokens <= self.n_consumed:
-            raise ConstraintError(
-                f"cannot roll back {n_tokens} tokens: {self.n_consumed} were consumed"
-            )
-        if n_tokens and self._finished:
-            self._finished = False
-            n_tokens -= 1
+        n_tokens = self._check_rollback(n_tokens)
         if not n_tokens:
             return
         self._rollback_base(n_tokens)
-        drop = sum(self._lengths[-n_tokens:])
-        del self._lengths[-n_tokens:]
         del self._states[-n_tokens:]
-        del self._text[len(self._text) - drop :]
-        self._decoded = None
+        self._drop(n_tokens)
 
     def forced(self) -> list[int]:
         if self._finished or self.done:

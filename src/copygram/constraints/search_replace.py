@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import llguidance
-import numpy as np
 
+from copygram.constraints.base import ProgramState
 from copygram.constraints.document_grammar import regex_escape
 from copygram.constraints.llguidance import MatcherMask
 from copygram.constraints.vocab import Mask, Vocab
@@ -127,27 +127,15 @@ def compile_search_replace(vocab: Vocab, lines: tuple[str, ...]) -> SearchReplac
     return SearchReplaceGrammar(vocab, lines, grammar, template)
 
 
-class SearchReplaceConstraint:
+class SearchReplaceConstraint(ProgramState):
     """A :class:`~copygram.constraints.base.Constraint` over search/replace programs; no copy
     op ever closes (the copies are implicit), so :meth:`consume` returns ``None``."""
 
     def __init__(self, compiled: SearchReplaceGrammar) -> None:
-        self._vocab = compiled.vocab
-        self._tokens = compiled.vocab.token_bytes
+        super().__init__(compiled.vocab)
         self._n_lines = len(compiled.lines)
         self._matcher = compiled.template.deep_copy()
         self._mask = MatcherMask(compiled.vocab)
-        self._text = bytearray()
-        self._lengths: list[int] = []
-        self._finished = False
-
-    @property
-    def vocab_size(self) -> int:
-        return self._vocab.vocab_size
-
-    @property
-    def eos_token_id(self) -> int:
-        return self._vocab.eos_token_id
 
     @property
     def n_lines(self) -> int:
@@ -157,31 +145,8 @@ class SearchReplaceConstraint:
     def done(self) -> bool:
         return not self._finished and bool(self._matcher.is_accepting())
 
-    @property
-    def finished(self) -> bool:
-        return self._finished
-
-    @property
-    def n_consumed(self) -> int:
-        return len(self._lengths) + self._finished
-
-    @property
-    def program_bytes(self) -> bytes:
-        return bytes(self._text)
-
-    @property
-    def program_text(self) -> str:
-        return self._text.decode("utf-8", errors="replace")
-
-    def allowed(self) -> Mask:
-        out = np.empty(self._vocab.vocab_size, dtype=np.bool_)
-        self.fill_allowed(out)
-        return out
-
     def fill_allowed(self, out: Mask) -> None:
-        if out.shape != (self._vocab.vocab_size,) or out.dtype != np.bool_:
-            raise ConstraintError(
-                f"fill_allowed needs a bool array of shape ({self._vocab.vocab_size},)")
+        self._check_mask(out)
         if self._finished:
             out[:] = False
             return
@@ -189,49 +154,27 @@ class SearchReplaceConstraint:
         out[self._vocab.eos_token_id] = self.done
 
     def consume(self, token_id: int) -> LineRange | None:
-        if self._finished:
-            raise ConstraintError("the program is finished (EOS consumed); roll back first")
-        if token_id == self._vocab.eos_token_id:
+        if token_id == self._vocab.eos_token_id and not self._finished:
             if not self.done:
                 raise ConstraintError("EOS is not allowed here: the last block is not closed")
             self._finished = True
             return None
-        if not 0 <= token_id < self._mask.ll_size or not self._tokens[token_id]:
-            raise ConstraintError(f"token {token_id} is special or unknown; not allowed here")
-        if self._matcher.try_consume_tokens([token_id]) != 1:
+        self._check_consumable(token_id)
+        if token_id >= self._mask.ll_size or self._matcher.try_consume_tokens([token_id]) != 1:
             raise ConstraintError(
                 f"token {token_id} {self._tokens[token_id]!r} is not allowed after "
                 f"{self.program_text[-40:]!r}: a search part must be a run of document lines "
                 "after the previous block's")
-        self._text += self._tokens[token_id]
-        self._lengths.append(len(self._tokens[token_id]))
+        self._append(token_id)
         return None
 
-    def consume_many(self, token_ids: Sequence[int]) -> list[LineRange | None]:
-        done = 0
-        try:
-            for token_id in token_ids:
-                self.consume(token_id)
-                done += 1
-        except ConstraintError:
-            self.rollback(done)
-            raise
-        return [None] * done
-
     def rollback(self, n_tokens: int) -> None:
-        if not 0 <= n_tokens <= self.n_consumed:
-            raise ConstraintError(
-                f"cannot roll back {n_tokens} tokens: {self.n_consumed} were consumed")
-        if n_tokens and self._finished:
-            self._finished = False
-            n_tokens -= 1
+        n_tokens = self._check_rollback(n_tokens)
         if not n_tokens:
             return
         if not self._matcher.rollback(n_tokens):
             raise ConstraintError(f"llguidance could not roll back {n_tokens} tokens")
-        drop = sum(self._lengths[-n_tokens:])
-        del self._lengths[-n_tokens:]
-        del self._text[len(self._text) - drop:]
+        self._drop(n_tokens)
 
     def forced(self) -> list[int]:
         if self._finished or self.done:
