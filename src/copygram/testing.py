@@ -186,7 +186,8 @@ class SplitPromptBackend(ScriptedBackend):
     """A :class:`ScriptedBackend` whose prompt ends at the end of the chat template's assistant
     header, however many forwards bring it. ScriptedBackend takes its first forward after a reset
     as the whole prompt, but the plain greedy baseline splices the prompt but its last token and
-    then decodes that token alone (one token per forward, as a real model needs)."""
+    then decodes that token alone (one token per forward, as a real model needs), and ``bench
+    quality`` primes each row with the approach's fixed prompt prefix before the prompt."""
 
     def _append(self, kind: str, ids: Sequence[int]) -> None:
         in_prompt = self._in_prompt

@@ -11,7 +11,7 @@ import pytest
 from copygram import Copy, EditSession, Gen, Program
 from copygram.bench.quality import DATA_ENV
 from copygram.errors import ConfigError
-from copygram.testing import ScriptedBackend
+from copygram.testing import ScriptedBackend, SplitPromptBackend
 from tests.bench.rows import AFTER, BEFORE, quix_row
 
 FIX = Program([Copy(1, 1), Gen("    return w * h\n")])
@@ -34,7 +34,7 @@ def run_with_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     def from_config(config: object, *, backend: object = None) -> EditSession:
         if backend is None:  # the run's model: loaded once
             loaded.append(config)
-            return EditSession(ScriptedBackend(BEFORE, FIX))
+            return EditSession(SplitPromptBackend(BEFORE, FIX))
         return real(config, backend=backend)  # type: ignore[arg-type]
 
     monkeypatch.setattr(EditSession, "from_config", from_config)
