@@ -80,13 +80,15 @@ def _error(message: str, text: str, offset: int) -> ProgramSyntaxError:
                               "docs/language.md", line=line, column=column, text=text)
 
 
-def find_run(lines: Sequence[str], written: Sequence[str], cursor: int) -> int | None:
+def find_run(lines: Sequence[str], written: Sequence[str], cursor: int,
+             keys: Sequence[str] | None = None) -> int | None:
     """The first line number ``s >= cursor`` where document lines ``s..`` read as the search
-    lines ``written``, with no marker line among them; ``None`` if there is none."""
-    keys = [search_line(line) for line in lines]
+    lines ``written``, with no marker line among them; ``None`` if there is none. ``keys``:
+    :func:`search_line` of every line, where the caller keeps them (else computed here)."""
+    keys = [search_line(line) for line in lines] if keys is None else keys
     size = len(written)
     for start in range(cursor - 1, len(lines) - size + 1):
-        if keys[start : start + size] == list(written) and all(
+        if list(keys[start : start + size]) == list(written) and all(
                 searchable(line) for line in lines[start : start + size]):
             return start + 1
     return None
@@ -196,7 +198,7 @@ def render(program: Program, lines: Sequence[str] | str) -> str:
     cursor = 1
     while stretches:
         start, end, text = stretches.pop(0)
-        while end < start or find_run(split, keys[start - 1 : end], cursor) != start:
+        while end < start or find_run(split, keys[start - 1 : end], cursor, keys) != start:
             if end < n and (end < start or start == cursor):
                 end += 1
                 text += split[end - 1]

@@ -54,49 +54,55 @@ class BlockDrafter:
         self._data = bytearray()  # the program's bytes, from the context's tokens
         self._ends: list[int] = []  # byte offset just past each context token
         self._block: tuple[int, int, PredictionDrafter] | None = None  # divider, first token
+        self._cursor: tuple[int, int] | None = None  # (open block's offset, its cursor line)
 
     def _follow(self, context: Sequence[int]) -> None:
         if len(context) < len(self._ends):  # rolled back: read again
-            self._data, self._ends, self._block = bytearray(), [], None
+            self._data, self._ends = bytearray(), []
+            self._block = self._cursor = None
         for token in context[len(self._ends):]:
             self._data += self._token_bytes[token]
             self._ends.append(len(self._data))
 
-    def _replacement(self) -> tuple[int, int] | None:
-        """Where the open block's divider and search part start, if the program is inside a
-        replacement now."""
-        data = bytes(self._data)
+    def _open_block(self) -> tuple[int, int | None] | None:
+        """The last block's offset and its divider's (``None`` before it is written), while the
+        block is open; ``None`` outside a block."""
+        data = self._data
         opened = data.rfind(_OPEN)
         if opened < 0:
             return None
-        search = opened + len(_OPEN)
         # The divider is a line of its own; the byte before the search part is a newline.
-        divider = data.find(b"\n" + _DIVIDER, search - 1)
+        divider = data.find(b"\n" + _DIVIDER, opened + len(_OPEN) - 1)
         if divider < 0:
-            return None
+            return opened, None
         divider += 1
         if data.find(b"\n" + _CLOSE, divider + len(_DIVIDER) - 1) >= 0:
             return None  # closed
-        return divider, search
+        return opened, divider
 
-    def _run_draft(self, feed: int) -> Draft | None:
+    def _cursor_of(self, opened: int) -> int | None:
+        """The line the block opened at ``opened`` may start at: after the blocks before it
+        (read once per block)."""
+        if self._cursor is None or self._cursor[0] != opened:
+            done = bytes(self._data[:opened]).decode("utf-8", errors="replace")
+            try:
+                blocks = parse_blocks(done, self._lines)
+            except ProgramSyntaxError:
+                return None
+            self._cursor = (opened, blocks[-1].search.end + 1 if blocks else 1)
+        return self._cursor[1]
+
+    def _run_draft(self, opened: int, feed: int) -> Draft | None:
         """The document's lines after the open search part's run, from where it stands."""
-        data = bytes(self._data)
-        opened = data.rfind(_OPEN)
-        if opened < 0 or data.find(b"\n" + _DIVIDER, opened + len(_OPEN) - 1) >= 0:
-            return None
-        done_text = data[:opened].decode("utf-8", errors="replace")
-        written = data[opened + len(_OPEN):].decode("utf-8", errors="replace")
+        written = bytes(self._data[opened + len(_OPEN):]).decode("utf-8", errors="replace")
         lines = written.split("\n")
         complete, partial = [line + "\n" for line in lines[:-1]], lines[-1]
         if not complete:
             return None  # the run's first line is the model's choice
-        try:
-            blocks = parse_blocks(done_text, self._lines)
-        except ProgramSyntaxError:
+        cursor = self._cursor_of(opened)
+        if cursor is None:
             return None
-        cursor = blocks[-1].search.end + 1 if blocks else 1
-        start = find_run(self._lines, complete, cursor)
+        start = find_run(self._lines, complete, cursor, self._keys)
         if start is None:
             return None
         following = start - 1 + len(complete)  # 0-based: the line the run may go on with
@@ -116,15 +122,19 @@ class BlockDrafter:
         """A draft continuing the search part's run or the replacement being written; ``None``
         elsewhere."""
         self._follow(context)
-        where = self._replacement()
+        where = self._open_block()
         if where is None:
-            return self._run_draft(feed)
-        divider, search = where
+            return None
+        opened, divider = where
+        if divider is None:
+            return self._run_draft(opened, feed)
         if self._block is None or self._block[0] != divider:
             first = bisect_right(self._ends, divider)  # the token holding the divider's start
             start = self._ends[first - 1] if first else 0
-            data = bytes(self._data)
-            prediction = (data[start:divider] + _DIVIDER + data[search:divider] + _CLOSE)
+            data = self._data
+            search = opened + len(_OPEN)
+            prediction = bytes(data[start:divider]) + _DIVIDER + bytes(data[search:divider]) \
+                + _CLOSE
             drafter = PredictionDrafter(prediction.decode("utf-8", errors="replace"),
                                         self._tokenize, self._token_bytes, self._config,
                                         self._profile)
