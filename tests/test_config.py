@@ -88,6 +88,8 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("n_ctx", True, "integer >= 1"),
     ("n_threads", "2", "integer >= 1"),
     ("n_threads", -2, "integer >= 1"),
+    ("batch_invariant", "false", "true or false"),
+    ("batch_invariant", 0, "true or false"),
     ("model", 3, "catalog name"),
     ("model", "", "catalog name"),
     ("model", "qwen2.5-coder-7b", "catalog name"),
@@ -281,6 +283,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "device": st.sampled_from(["auto", "cpu", "cuda"]),
     "n_ctx": st.integers(1, 1 << 20),
     "n_threads": st.integers(1, 512),
+    "batch_invariant": st.booleans(),
 }
 assert set(valid_values) | {"dtype"} == set(CONFIG_KEYS)  # dtype: drawn with transformers
 
@@ -296,7 +299,10 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
         for key in ("copy_to_end", "verify_copies"):
             config.pop(key, None)
         config["engine"] = "llguidance"
+    if config.get("batch_invariant") and config.get("device") == "cuda":
+        del config["batch_invariant"]  # refused: llama.cpp's CUDA kernels are not invariant
     if draw(st.booleans()):
+        config.pop("batch_invariant", None)  # refused with transformers
         config["backend"] = "transformers"
         config["dtype"] = draw(st.sampled_from(["auto", "float32", "bfloat16", "float16"]))
     return config

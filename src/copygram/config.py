@@ -249,18 +249,29 @@ class BackendConfig:
     dtype: DType = "auto"
     n_ctx: int | None = None
     n_threads: int | None = None
+    # A batched forward's rows equal one-token steps bit for bit (llama.cpp on a CPU): the
+    # output of drafted decoding is then plain greedy's on every run (docs/config.md).
+    batch_invariant: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.backend, dict):  # a TOML [backend] table
             raise ConfigError(
                 "config key 'backend' is a table; write the backend keys (backend, model, "
-                "device, dtype, n_ctx, n_threads) at the top level of the config"
+                "device, dtype, n_ctx, n_threads, batch_invariant) at the top level of the config"
             )
         backend = check_choice("backend", self.backend, BACKENDS)
         dtype = check_choice("dtype", self.dtype, DTYPES)
         if backend == "llamacpp" and dtype != "auto":
             raise _invalid("dtype", dtype, "'auto' with backend 'llamacpp' (a GGUF file fixes "
                            "llama.cpp's weight types; dtype applies to backend 'transformers')")
+        invariant = check_flag("batch_invariant", self.batch_invariant)
+        if invariant and backend != "llamacpp":
+            raise _invalid("batch_invariant", invariant, "false with backend 'transformers' "
+                           "(batch-invariant kernels exist here for llama.cpp on a CPU; "
+                           "Transformers re-decides near-ties instead, see tie_tolerance)")
+        if invariant and self.device == "cuda":
+            raise _invalid("batch_invariant", invariant, "false with device 'cuda' (llama.cpp's "
+                           "CUDA kernels change with the batch size; use device 'cpu')")
         checked: dict[str, object] = {
             "backend": backend,
             "model": _check_model(self.model, backend),
@@ -269,6 +280,7 @@ class BackendConfig:
             "n_ctx": None if self.n_ctx is None else check_int("n_ctx", self.n_ctx, minimum=1),
             "n_threads": (None if self.n_threads is None
                           else check_int("n_threads", self.n_threads, minimum=1)),
+            "batch_invariant": invariant,
         }
         _normalise(self, checked)
 

@@ -62,6 +62,12 @@ class BatchProfile:
 # its batched rows differ from one-token steps by up to 0.6 in the top-2 margin (111 rows, two
 # models), so margins within 1.0 are re-decided.
 LLAMACPP_CPU = BatchProfile(((1, 1.0), (8, 4.5), (32, 13.0), (128, 50.0), (512, 190.0)), 1.0)
+# The same with batch-invariant kernels (LlamaCppBackend(batch_invariant=True): no tiled matmul,
+# no repacked weights, no llamafile sgemm): batched rows are one-token steps bit for bit, so no
+# near-tie is re-decided, but a batched token costs up to ~2x more than with those kernels
+# (Qwen2.5-Coder-1.5B Q4_K_M, 2 cores: 128 tokens cost 76 steps against 38).
+LLAMACPP_CPU_INVARIANT = BatchProfile(((1, 1.0), (8, 5.5), (32, 19.3), (128, 76.0),
+                                       (512, 324.0)), 0.0)
 # GPU offload: a forward is bound by weight reads until the batch is large.
 LLAMACPP_GPU = BatchProfile(((1, 1.0), (8, 1.1), (32, 1.3), (128, 2.0), (512, 6.0)), 1.0)
 # Transformers fp32 on a CPU: 8 / 32 / 128 tokens cost 4.9x / 15.5x / 30x less than as many steps;

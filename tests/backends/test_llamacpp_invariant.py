@@ -1,0 +1,79 @@
+"""``batch_invariant``: the checks made before a model loads, and the real-model suite
+(``invariant_suite.py``) run in a fresh process, since ggml reads its switch once per process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from copygram.catalog import get_entry, model_status
+from copygram.config import parse_config
+from copygram.errors import BackendError, ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("config", [
+    {"backend": "transformers", "batch_invariant": True},
+    {"device": "cuda", "batch_invariant": True},
+    {"batch_invariant": "true"},
+    {"batch_invariant": 1},
+])
+def test_batch_invariant_is_refused_where_it_cannot_hold(config: dict[str, object]) -> None:
+    with pytest.raises(ConfigError, match="batch_invariant"):
+        parse_config(config)
+
+
+def test_batch_invariant_is_a_flag_off_by_default() -> None:
+    assert parse_config({}).backend.batch_invariant is False
+    assert parse_config({"batch_invariant": True}).backend.batch_invariant is True
+
+
+@pytest.mark.llamacpp
+def test_a_build_with_llamafile_or_a_gpu_is_refused_before_the_model_loads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import llama_cpp
+
+    from copygram.backends import llamacpp
+
+    with pytest.raises(BackendError, match="device 'cpu'"):
+        llamacpp._check_invariance_build(offloads=True)
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info",
+                        lambda: b"CPU : AVX2 = 1 | LLAMAFILE = 1 | REPACK = 1 | ")
+    with pytest.raises(BackendError, match="GGML_LLAMAFILE=OFF"):
+        llamacpp._check_invariance_build(offloads=False)
+
+
+def _run(code_or_args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, **env}
+    return subprocess.run([sys.executable, *code_or_args], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=1800, check=False)
+
+
+@pytest.mark.llamacpp
+def test_the_real_model_suite_in_a_process_of_its_own() -> None:
+    done = _run(["-m", "pytest", "-q", "-p", "no:cacheprovider",
+                 "tests/backends/invariant_suite.py"], COPYGRAM_INVARIANT_PROCESS="1")
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout
+
+
+@pytest.mark.llamacpp
+def test_the_load_probe_refuses_a_process_whose_kernels_are_not_invariant() -> None:
+    """With the tiled K-quant matmul forced on, a K-quant model's batched rows differ from its
+    steps, and loading it batch-invariant fails with what to do."""
+    if not model_status(get_entry("qwen2.5-coder-0.5b")).present:
+        pytest.skip("qwen2.5-coder-0.5b is not on this machine (a K-quant model is needed)")
+    code = ("from copygram.backends import load\n"
+            "from copygram.errors import BackendError\n"
+            "try:\n"
+            "    load({'model': 'qwen2.5-coder-0.5b', 'n_ctx': 512, 'batch_invariant': True})\n"
+            "except BackendError as exc:\n"
+            "    print('refused:', exc)\n")
+    done = _run(["-c", code], GGML_CPU_TILED_MM="1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "refused:" in done.stdout and "GGML_CPU_TILED_MM" in done.stdout, done.stdout
