@@ -6,12 +6,14 @@ drafts, the session with its default drafts, the same session again (its prompt 
 cached, so the prefill's batch differs) and a fresh session must all write the same program, or
 fail with the same partial program. With ``COPYGRAM_DATA`` set, two dev rows join the documents.
 
-What is guaranteed (README, "What is guaranteed"): the session's runs equal each other exactly
-(every batch shape is fixed by the input, never by timing), and equal plain step-by-step decoding
-except where plain decoding's own choice was a near-tie within the backend's step tolerance: a
-spliced copy writes slightly different KV on llama.cpp (batched vs one-token kernels), which can
-flip a choice made by a few hundredths of a logit. So where they part, the reference's margin
-there must be within that tolerance.
+What is guaranteed (README, "What is guaranteed"): every run equals plain step-by-step decoding
+except where plain decoding's own choice was a near-tie within the backend's step tolerance: on
+llama.cpp's default kernels a spliced copy writes slightly different KV (batched vs one-token
+kernels), which can flip a choice made by a few hundredths of a logit, so a run with other
+draft settings (no drafts) may part there too; one config's runs (cached prompt, fresh session)
+must agree exactly. Where a run parts from the
+reference, the reference's margin there must be within that tolerance. Exact equality, with
+batch-invariant kernels: tests/backends/invariant_suite.py.
 """
 
 from __future__ import annotations
@@ -83,20 +85,35 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
         "fresh session": outcome(lambda: EditSession(backend, max_new_tokens=MAX_NEW_TOKENS)
                                  .edit(document, instruction).program_text),
     }
-    texts = set(runs.values())
-    assert len(texts) == 1, f"the session's runs differ among themselves: {runs}"
-    text = texts.pop()
-    if text != reference:
-        # Where they part: the last choice of the reference made before the common prefix ends.
-        body, ref = (t.removeprefix("error: ") for t in (text, reference))
-        common = next((i for i, (a, b) in enumerate(zip(body, ref, strict=False)) if a != b),
-                      min(len(body), len(ref)))
-        at, margin = max((m for m in margins if m[0] <= common), key=lambda m: m[0])
-        tolerance = backend.batch_profile.step_tolerance
-        assert margin <= tolerance, (
-            f"the session parts from step-by-step decoding at program offset {at}, where the "
-            f"reference chose by a margin of {margin:.3f} > the step tolerance {tolerance}:\n"
-            f"session:   {text!r}\nreference: {reference!r}")
+    # One config, one output, whether the prompt is cached or the session fresh (README).
+    same_config = {runs[name] for name in ("drafted", "drafted, prompt cached", "fresh session")}
+    assert len(same_config) == 1, f"the drafted session's runs differ among themselves: {runs}"
+    tolerance = backend.batch_profile.step_tolerance
+    for name, text in runs.items():
+        assert_parts_only_at_a_near_tie(name, text, reference, margins, tolerance)
+
+
+def assert_parts_only_at_a_near_tie(name: str, text: str, reference: str,
+                                    margins: list[tuple[int, float]], tolerance: float) -> None:
+    """``text`` is the reference program, or parts from it only where the reference chose by a
+    margin within ``tolerance``. On llama.cpp's default kernels a run whose forwards have other
+    shapes (no drafts, a cached prompt) writes slightly different KV values, so each run is held
+    to this rule, not to the others; with batch-invariant kernels the rule is exact equality
+    (tests/backends/invariant_suite.py)."""
+    if text == reference:
+        return
+    body, ref = (t.removeprefix("error: ") for t in (text, reference))
+    if text.startswith("error: ") and reference.startswith("error: ") and (
+            body.startswith(ref) or ref.startswith(body)):
+        return  # the same tokens; a guard stopped one run earlier than the other
+    # Where they part: the last choice of the reference made before the common prefix ends.
+    common = next((i for i, (a, b) in enumerate(zip(body, ref, strict=False)) if a != b),
+                  min(len(body), len(ref)))
+    at, margin = max((m for m in margins if m[0] <= common), key=lambda m: m[0])
+    assert margin <= tolerance, (
+        f"{name}: parts from step-by-step decoding at program offset {at}, where the "
+        f"reference chose by a margin of {margin:.3f} > the step tolerance {tolerance}:\n"
+        f"session:   {text!r}\nreference: {reference!r}")
 
 
 @pytest.mark.parametrize("doc", range(len(DOCS)))

@@ -13,9 +13,9 @@ one-token steps (by up to ~0.6 in a logit) because three kernels change with the
 tiled K-quant matmul taken from 8 rows up, the weight repacking's 4-row gemm, and llamafile's
 sgemm. Without them (``GGML_CPU_TILED_MM=0``, no extra buffer types, a build with
 ``-DGGML_LLAMAFILE=OFF``) every row is a one-token step's bit for bit, so drafted decoding needs
-no near-tie re-decision and equals plain greedy on every run. The price: batched forwards run
-~35% slower (a 512-token prefill of Qwen2.5-Coder-1.5B: ~20 tokens/s against ~31 on 2 cores);
-one-token steps cost the same.
+no near-tie re-decision and equals plain greedy on every run. The price: a batched token costs up
+to ~2x more (128 known tokens of Qwen2.5-Coder-1.5B on 2 cores: 76 decode steps against 38); a
+one-token step costs the same.
 
 BOS: spans are spliced without BOS. The chat prompt carries the BOS as text only when the GGUF asks
 for one (``tokenizer.ggml.add_bos_token``) and the template did not write it; SmolLM2 asks for none.
