@@ -26,12 +26,11 @@ from hypothesis import strategies as st
 from copygram.backends.base import Backend
 from copygram.catalog import get_entry, model_status
 from copygram.decode.drafting import DraftConfig
-from copygram.decode.rewrite import rewrite_budget
 from copygram.session import EditSession
-from tests.decode.stepwise import stepwise_program, stepwise_text
+from tests.decode.stepwise import stepwise_program
 from tests.decode.test_determinism_real import outcome
 from tests.decode.test_rewrite import rewrite
-from tests.decode.test_rewrite_real import EDITS, KEPT
+from tests.decode.test_rewrite_real import EDITS, KEPT, plain
 
 pytestmark = [
     pytest.mark.llamacpp,
@@ -93,9 +92,7 @@ def test_the_profile_re_decides_no_near_tie(backend: Backend) -> None:
 def test_rewrite_mode_writes_plain_greedy_exactly(backend: Backend, edit: int) -> None:
     document, instruction = (EDITS + [(KEPT, "Change f5 to return x + 50.")])[edit]
     session = EditSession(backend, mode="rewrite")
-    prompt = backend.tokenize(session.prompt(document, instruction), special=True)
-    expected = stepwise_text(backend, prompt,
-                             max_tokens=rewrite_budget(len(backend.tokenize(document))))
+    expected = plain(backend, session, document, instruction)
     tokens, result = rewrite(session, document, instruction=instruction)
     assert tokens == expected
     assert result.stats.tie_steps == 0

@@ -100,7 +100,7 @@ def _model_params(**fields: object) -> Iterator[None]:
 
 
 def _check_invariance_build(offloads: bool) -> None:
-    """Refuse ``batch_invariant`` where it cannot hold, before the model loads (O(1))."""
+    """Refuse ``batch_invariant`` where the build cannot give it, before the model loads (O(1))."""
     if offloads:
         raise BackendError(
             "batch_invariant needs device 'cpu': this llama-cpp-python build offloads to a GPU, "
@@ -114,8 +114,6 @@ def _check_invariance_build(offloads: bool) -> None:
             "-DGGML_LLAMAFILE=OFF\" pip install --no-cache-dir --force-reinstall "
             "llama-cpp-python==0.3.36 (make bootstrap builds it so), or set batch_invariant = "
             "false")
-    if os.environ.get(TILED_MATMUL_ENV) is None:
-        os.environ[TILED_MATMUL_ENV] = "0"
 
 
 class LlamaCppBackend:
@@ -167,6 +165,9 @@ class LlamaCppBackend:
         offloads = gpu and device != "cpu"
         if batch_invariant:
             _check_invariance_build(offloads)
+            # Read by ggml at the process's first tiled-eligible matmul; a value the user set
+            # stays (the load probe below refuses one that breaks invariance).
+            os.environ.setdefault(TILED_MATMUL_ENV, "0")
         self.batch_invariant = batch_invariant
 
         def open_llama(context: int) -> llama_cpp.Llama:
@@ -176,16 +177,16 @@ class LlamaCppBackend:
             try:
                 with params:
                     return llama_cpp.Llama(
-                    str(path),
-                    n_ctx=context,
-                    n_batch=n_batch,
-                    n_ubatch=n_batch,
-                    n_threads=threads,
-                    n_threads_batch=threads,
-                    n_gpu_layers=-1 if offloads else 0,
-                    logits_all=False,
-                    verbose=False,
-                )
+                        str(path),
+                        n_ctx=context,
+                        n_batch=n_batch,
+                        n_ubatch=n_batch,
+                        n_threads=threads,
+                        n_threads_batch=threads,
+                        n_gpu_layers=-1 if offloads else 0,
+                        logits_all=False,
+                        verbose=False,
+                    )
             except (ValueError, RuntimeError) as exc:
                 raise BackendError(f"llama.cpp could not load {path}: {exc}") from exc
 
