@@ -131,6 +131,9 @@ def test_rewrite_baseline_as_an_approach() -> None:
     assert quality.valid and quality.passed and quality.exact
     assert quality.decoded_tokens == stats["decoded_tokens"] == len(QUIX_FIXED) + 7
     assert stats["raw"] == f"```\n{QUIX_FIXED}```" and stats["stop"] == "eos"
+    # Generation: every one-token step, the prompt's last token first; the rest is the prompt's.
+    assert stats["gen_s"] == stats["decode_s"] == quality.gen_s
+    assert 0 < quality.gen_s + stats["prefill_s"] <= quality.wall_s  # type: ignore[operator]
 
 
 def test_rewrite_mode_as_an_approach() -> None:
@@ -145,6 +148,8 @@ def test_rewrite_mode_as_an_approach() -> None:
     assert quality.accepted_prediction_tokens == stats["accepted_prediction_tokens"]
     assert quality.forwards == stats["forwards"]
     assert quality.accepted_prediction_tokens > 0 and quality.forwards < len(reply)
+    assert quality.gen_s is not None and quality.gen_s == stats["gen_s"]
+    assert 0 < quality.gen_s <= quality.wall_s
     tight = EditSession(ScriptedBackend(reply=reply, context_length=50), mode="rewrite")
     text, _, error = rewrite_mode_approach(tight)(row)
     assert text is None and error is not None and error.startswith("DocumentError")
@@ -163,6 +168,7 @@ def test_program_approach_valid_and_invalid() -> None:
     quality, (text, stats, error) = evaluate_row(row, "program", program_approach(session))
     assert text == row.after and error is None and quality.passed and quality.exact
     assert isinstance(stats["program"], str) and quality.decoded_tokens > 0
+    assert quality.gen_s is not None and 0 < quality.gen_s <= quality.wall_s
 
     class Failing:
         def edit(self, document: str, instruction: str) -> None:

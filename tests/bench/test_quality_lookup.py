@@ -85,10 +85,11 @@ def test_run_rows_compares_the_lookup_peer_with_the_baseline() -> None:
     assert entry["lookup"]["same_as_rewrite"] == 1 and entry["rewrite"]["pass"] is None
 
 
-def _row(approach: str, row_id: str, wall: float, crashed: bool = False) -> RowQuality:
-    return RowQuality("d", row_id, approach, valid=not crashed, passed=None, exact=False,
+def _row(approach: str, row_id: str, wall: float, crashed: bool = False,
+         gen: float | None = None, dataset: str = "d") -> RowQuality:
+    return RowQuality(dataset, row_id, approach, valid=not crashed, passed=None, exact=False,
                       unchanged=False, similarity=0.5, wall_s=wall, decoded_tokens=3,
-                      crashed=crashed)
+                      crashed=crashed, gen_s=gen)
 
 
 def test_speed_per_row_and_pooled() -> None:
@@ -109,10 +110,32 @@ def test_speed_per_row_and_pooled() -> None:
     assert "faster_than_rewrite" not in pooled["rewrite"]
     table = markdown_table(pool(rows))
     assert "| dataset | approach | vs | faster rows | speedup (summed wall) |" in table
-    assert "| d | rewrite-mode | rewrite | 1/2 | 1.67x |" in table
-    assert "| d | rewrite-mode | lookup | 1/2 | 1.00x |" in table
-    assert "| d | lookup | rewrite | 2/3 | 2.33x |" in table
+    assert "| d | rewrite-mode | rewrite | 1/2 | 1.67x | - | - |" in table
+    assert "| d | rewrite-mode | lookup | 1/2 | 1.00x | - | - |" in table
+    assert "| d | lookup | rewrite | 2/3 | 2.33x | - | - |" in table
     assert "faster rows" not in markdown_table(pool([_row("rewrite", "a", 1.0)]))
+
+
+def test_generation_time_speed_leaves_the_prompt_out() -> None:
+    # The same prompt cost (3 s) in every call: generation time alone shows the drafting.
+    rows = [_row("rewrite", "a", 7.0, gen=4.0), _row("rewrite-mode", "a", 5.0, gen=2.0),
+            _row("rewrite", "b", 4.0, gen=1.0), _row("rewrite-mode", "b", 4.5, gen=1.5),
+            _row("rewrite", "c", 5.0), _row("rewrite-mode", "c", 4.0, gen=1.0),  # no gen_s
+            _row("rewrite", "a", 9.0, gen=6.0, dataset="e"),
+            _row("rewrite-mode", "a", 6.0, gen=3.0, dataset="e")]
+    pooled = json.loads(json.dumps(pool(rows)))
+    mode = pooled["d"]["rewrite-mode"]
+    assert mode["gen_s"] == pytest.approx(4.5) and pooled["d"]["rewrite"]["gen_s"] == 5.0
+    assert (mode["faster_than_rewrite"], mode["compared_with_rewrite"]) == (2, 3)
+    assert (mode["gen_faster_than_rewrite"], mode["gen_compared_with_rewrite"]) == (1, 2)
+    assert mode["gen_speedup_vs_rewrite"] == pytest.approx(5.0 / 3.5)
+    # Pooled over both sets, rows paired within their own set (row "a" is in both).
+    every = pooled["all"]["rewrite-mode"]
+    assert (every["gen_faster_than_rewrite"], every["gen_compared_with_rewrite"]) == (2, 3)
+    assert every["gen_speedup_vs_rewrite"] == pytest.approx(11.0 / 6.5)
+    assert every["speedup_vs_rewrite"] == pytest.approx(25.0 / 19.5)
+    table = markdown_table(pool(rows))
+    assert "| d | rewrite-mode | rewrite | 2/3 | 1.19x | 1/2 | 1.43x |" in table
 
 
 def test_lookup_is_selectable_but_not_a_default() -> None:

@@ -96,7 +96,10 @@ def test_pool_json_shape_and_table(tmp_path: Path) -> None:
         _quality("d2", "rewrite", passed=None, sim=0.25),
     ]
     pooled = json.loads(json.dumps(pool(rows)))
-    assert list(pooled) == ["d1", "d2"]
+    assert list(pooled) == ["d1", "d2", "all"]
+    every = pooled["all"]["rewrite"]  # both sets' rows, pass counted over the tested one
+    assert (every["rows"], every["tested"], every["pass"]) == (2, 1, 0)
+    assert every["wall_s"] == pytest.approx(4.0 + 1.0) and every["gen_s"] is None
     assert list(pooled["d1"]) == ["program", "rewrite"]
     program = pooled["d1"]["program"]
     required = {"pass", "exact", "valid", "rows", "sim", "wall_s"}
@@ -110,6 +113,8 @@ def test_pool_json_shape_and_table(tmp_path: Path) -> None:
     table = markdown_table(pool(rows))
     assert "| d1 | program | 1/2 | 1/2 | 1/2 | 0/2 | 1/2 | 0.500 | 3.0 |" in table
     assert "| d2 | rewrite | - |" in table
+    assert "| all | rewrite | 0/1 | 0/2 |" in table
+    assert list(pool(rows[:3])) == ["d1"]  # one set: no pooled entry
     pytest.importorskip("matplotlib")
     path = write_plot(tmp_path / "plots", pool(rows))
     assert path.read_bytes().startswith(b"\x89PNG")

@@ -23,6 +23,7 @@ per run by :func:`lookup_generator`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -81,13 +82,16 @@ def _fitting(backend: Backend, rows: Sequence[EditRow]
 class GreedyRun:
     """A peer's greedy generation after a prompt: its ``tokens`` (no end-of-generation id), its
     ``stop`` (``"eos"``, ``"budget"`` or ``"context"``), ``seconds`` (llama.cpp: from the first
-    new token to the end; transformers: the whole ``generate`` call) and ``forwards`` (model
-    forwards after the prompt's: each one verifies a draft)."""
+    new token to the end; transformers: the whole ``generate`` call), ``forwards`` (model
+    forwards after the prompt's: each one verifies a draft) and ``gen_seconds`` (from the end of
+    the prompt's forward to the end, the generation phase of copygram's
+    :class:`~copygram.decode.stats.RunStats`)."""
 
     tokens: list[int]
     stop: str
     seconds: float
     forwards: int
+    gen_seconds: float | None = None
 
 
 def llama_greedy(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int], *,
@@ -127,7 +131,8 @@ def llama_greedy(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[i
         stream.close()
         del llm.eval
     seconds = (time.perf_counter() - first) if out else 0.0
-    return GreedyRun(out, stop, seconds, max(evals - 1, 0))
+    # The first token comes out of the prompt's forward: from there on is generation.
+    return GreedyRun(out, stop, seconds, max(evals - 1, 0), gen_seconds=seconds)
 
 
 def _gguf(config: BackendConfig) -> Path | None:
@@ -212,10 +217,13 @@ def hf_greedy(model: Any, prompt: Sequence[int], max_new: int, eos: frozenset[in
     stops = sorted(eos)
     extra = {} if lookup is None else {"prompt_lookup_num_tokens": lookup}
     forwards = 0
+    prompt_done: float | None = None
 
     def hook(*_: object) -> None:
-        nonlocal forwards
+        nonlocal forwards, prompt_done
         forwards += 1
+        if prompt_done is None:
+            prompt_done = time.perf_counter()
 
     handle = model.register_forward_hook(hook)
     start = time.perf_counter()
@@ -226,11 +234,12 @@ def hf_greedy(model: Any, prompt: Sequence[int], max_new: int, eos: frozenset[in
                                  **extra)
     finally:
         handle.remove()
-    seconds = time.perf_counter() - start
+    end = time.perf_counter()
     new = [int(t) for t in out[0, ids.shape[1]:]]
     tokens = new[:next((i for i, t in enumerate(new) if t in eos), len(new))]
     stop = "eos" if len(tokens) < len(new) else "budget"
-    return GreedyRun(tokens, stop, seconds, max(forwards - 1, 0))
+    return GreedyRun(tokens, stop, end - start, max(forwards - 1, 0),
+                     gen_seconds=None if prompt_done is None else end - prompt_done)
 
 
 def run_transformers_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow],
@@ -302,7 +311,7 @@ def lookup_generator(backend: Backend, config: BackendConfig, k: int = 10) -> Lo
         room = n_ctx - len(prompt) + 1
         run = hf_greedy(model, prompt, min(max_new, room), eos, k)
         if run.stop == "budget" and len(run.tokens) == room < max_new:
-            return GreedyRun(run.tokens, "context", run.seconds, run.forwards)
+            return dataclasses.replace(run, stop="context")
         return run
 
     return generate

@@ -34,18 +34,22 @@ Metrics per row (:class:`RowQuality`): ``valid`` (the approach returned a docume
 ``None``, shown ``-``, on a set without tests such as ``commits_py_repos``), ``exact`` (equal to
 ``after``), ``unchanged`` (equal to ``before``), ``similarity`` (:func:`line_similarity` to
 ``after``), ``wall_s`` (the approach's call, prompt prefill included; tests excluded),
+``gen_s`` (its generation phase, from the end of the prompt's forward, where the approach reports
+it: the prompt costs every approach the same, and no draft can shorten it),
 ``decoded_tokens`` (tokens the model chose one forward at a time; for ``lookup`` every output
 token, drafted or not). ``exact`` and ``unchanged`` ignore trailing newlines at the end of the
 file: a chat model ends its turn without the file's last newline.
 
 Pooled per dataset and approach, the ``--json`` layout is::
 
-    {dataset: {approach: {"pass": n, "exact": n, "valid": n, "rows": n, "sim": x, "wall_s": x,
+    {dataset: {approach: {"pass": n, "exact": n, "valid": n, "rows": n, "tested": n, "sim": x,
+                          "wall_s": x, "gen_s": x,
                           "unchanged": n, "crashed": n, "decoded_tokens": n, "sim_valid": x,
                           "forwards": n, "accepted_prediction_tokens": n,
                           "rejected_prediction_tokens": n, "same_as_rewrite": n,
                           "faster_than_rewrite": n, "compared_with_rewrite": n,
-                          "speedup_vs_rewrite": x, ...}}}
+                          "speedup_vs_rewrite": x, "gen_faster_than_rewrite": n,
+                          "gen_compared_with_rewrite": n, "gen_speedup_vs_rewrite": x, ...}}}
 
 ``sim`` is the mean similarity over all rows with an invalid row counting 0, ``sim_valid`` the
 mean over valid rows only, ``wall_s`` the sum over rows; ``pass`` is ``null`` for a set without
@@ -57,7 +61,10 @@ Where both ran, ``rewrite-mode`` gets ``faster_than_``, ``compared_with_`` and `
 keys for ``rewrite`` and ``lookup``, and ``lookup`` for ``rewrite``
 (:data:`~copygram.bench.quality.report.SPEED_PAIRS`): the rows where its wall time was below the
 other's on the same row, of the rows both ran without a crash, and the other's summed wall time
-over its own on those rows; a third table shows them.
+over its own on those rows; the ``gen_`` keys say the same of generation time alone (rows where
+both report ``gen_s``); a third table shows them. With rows of more than one dataset, the entry
+``"all"`` (:data:`~copygram.bench.quality.report.ALL_DATASETS`) pools every row; ``pass`` counts
+over ``tested`` rows.
 
 Cost: with the default model, ``--limit 3`` on one set takes well under a minute on 2 CPU cores;
 a capable model (1.5B) takes ~6 s a row and approach.
@@ -83,7 +90,14 @@ from copygram.bench.quality.approaches import (
     rewrite_request,
 )
 from copygram.bench.quality.command import add_arguments, data_path, parse_approaches, run, run_rows
-from copygram.bench.quality.report import SPEED_PAIRS, Pooled, markdown_table, pool, write_plot
+from copygram.bench.quality.report import (
+    ALL_DATASETS,
+    SPEED_PAIRS,
+    Pooled,
+    markdown_table,
+    pool,
+    write_plot,
+)
 from copygram.bench.quality.scoring import (
     APPROACHES,
     DEFAULT_APPROACHES,
@@ -100,6 +114,7 @@ from copygram.bench.quality.scoring import (
 )
 
 __all__ = [
+    "ALL_DATASETS",
     "APPROACHES",
     "DATA_ENV",
     "DEFAULT_APPROACHES",

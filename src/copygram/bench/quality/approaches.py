@@ -36,7 +36,10 @@ class RewriteOutput:
     """A plain greedy rewrite: ``text`` (:func:`extract_document` of ``raw``) and what it cost.
 
     ``stop`` is ``"eos"``, ``"budget"`` (``budget`` tokens decoded) or ``"context"`` (the
-    context filled first).
+    context filled first). ``prefill_s`` is the batched forward of the prompt but its last token;
+    ``decode_s`` every one-token step after it, the prompt's last token first (so that it splits
+    a call where rewrite mode's :class:`~copygram.decode.stats.RunStats` splits one:
+    ``prefill_s`` and ``wall_s``).
     """
 
     text: str
@@ -53,7 +56,7 @@ class RewriteOutput:
         return {"decoded_tokens": self.decoded_tokens, "prompt_tokens": self.prompt_tokens,
                 "forwards": self.forwards,
                 "budget": self.budget, "stop": self.stop, "prefill_s": self.prefill_s,
-                "decode_s": self.decode_s, "raw": self.raw}
+                "decode_s": self.decode_s, "gen_s": self.decode_s, "raw": self.raw}
 
 
 def rewrite_request(backend: Backend, document: str, instruction: str, *,
@@ -105,9 +108,9 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
         prefill(backend, prompt_ids[:-1])
     else:
         backend.truncate(0)
-    logits = backend.decode(prompt_ids[-1])
     prefill_s = time.perf_counter() - tick
     tick = time.perf_counter()
+    logits = backend.decode(prompt_ids[-1])
     out: list[int] = []
     stop = "budget"
     steps = 0
@@ -171,10 +174,12 @@ class LookupPeer:
         except CopygramError as exc:
             return None, {}, f"{type(exc).__name__}: {exc}"
         raw = self.backend.detokenize(run.tokens) if run.tokens else ""
-        return extract_document(raw, row.before), {
+        stats: dict[str, object] = {
             "decoded_tokens": len(run.tokens), "forwards": run.forwards,
-            "prompt_tokens": len(prompt_ids), "budget": budget, "stop": run.stop,
-            "raw": raw}, None
+            "prompt_tokens": len(prompt_ids), "budget": budget, "stop": run.stop, "raw": raw}
+        if run.gen_seconds is not None:
+            stats["gen_s"] = run.gen_seconds
+        return extract_document(raw, row.before), stats, None
 
 
 def program_approach(session: EditSession) -> Approach:
@@ -199,7 +204,8 @@ def program_approach(session: EditSession) -> Approach:
                              "program": result.program_text,
                              "prompt_tokens": result.stats.prompt_tokens,
                              "forwards": result.stats.forwards,
-                             "cut_copies": result.stats.cut_copies}, None
+                             "cut_copies": result.stats.cut_copies,
+                             "gen_s": result.stats.wall_s}, None
 
     return run
 
@@ -222,7 +228,8 @@ def rewrite_mode_approach(session: EditSession) -> Approach:
                              "accepted_prediction_tokens": stats.drafted_tokens,
                              "rejected_prediction_tokens": stats.rejected_tokens,
                              "forwards": stats.forwards, "tie_steps": stats.tie_steps,
-                             "prompt_tokens": stats.prompt_tokens, "raw": result.raw}, None
+                             "prompt_tokens": stats.prompt_tokens, "gen_s": stats.wall_s,
+                             "raw": result.raw}, None
 
     return run
 

@@ -8,24 +8,34 @@ from pathlib import Path
 
 from copygram.bench.quality.scoring import LOOKUP, REWRITE, REWRITE_MODE, RowQuality
 
-__all__ = ["SPEED_PAIRS", "Pooled", "markdown_table", "pool", "write_plot"]
+__all__ = ["ALL_DATASETS", "SPEED_PAIRS", "Pooled", "markdown_table", "pool", "write_plot"]
 
 SPEED_PAIRS: tuple[tuple[str, str], ...] = (
     (REWRITE_MODE, REWRITE), (REWRITE_MODE, LOOKUP), (LOOKUP, REWRITE))
 """``(approach, reference)``: the approach's entry gets ``faster_than_<reference>`` (rows where
 its wall time was below the reference's on the same row), ``compared_with_<reference>`` (rows
 both ran, neither crashing) and ``speedup_vs_<reference>`` (the reference's summed wall time over
-the approach's, on those rows), where both ran."""
+the approach's, on those rows), where both ran; and the same on generation time alone (prompt
+prefill excluded): ``gen_faster_than_<reference>``, ``gen_speedup_vs_<reference>``, over the rows
+where both report it."""
 
 
 Pooled = dict[str, dict[str, dict[str, float | int | None]]]
 
 
+ALL_DATASETS = "all"
+"""The :func:`pool` entry of every row of every dataset, where rows of more than one ran."""
+
+
 def pool(rows: Sequence[RowQuality]) -> Pooled:
-    """``{dataset: {approach: {...}}}`` (module doc), in order of first appearance."""
+    """``{dataset: {approach: {...}}}`` (module doc), in order of first appearance, then
+    :data:`ALL_DATASETS` (every row pooled) when rows of more than one dataset are given."""
     groups: dict[str, dict[str, list[RowQuality]]] = {}
     for quality in rows:
         groups.setdefault(quality.dataset, {}).setdefault(quality.approach, []).append(quality)
+    if len(groups) > 1:
+        for quality in rows:
+            groups.setdefault(ALL_DATASETS, {}).setdefault(quality.approach, []).append(quality)
     pooled: Pooled = {}
     for dataset, approaches in groups.items():
         pooled[dataset] = {}
@@ -33,13 +43,16 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
             valid = [q for q in group if q.valid]
             tested = [q for q in group if q.passed is not None]
             compared = [q for q in group if q.same_as_rewrite is not None]
+            timed = [q.gen_s for q in group if q.gen_s is not None]
             pooled[dataset][name] = {
                 "pass": sum(bool(q.passed) for q in tested) if tested else None,
                 "exact": sum(q.exact for q in group),
                 "valid": len(valid),
                 "rows": len(group),
+                "tested": len(tested),
                 "sim": sum(q.similarity for q in group) / len(group),
                 "wall_s": sum(q.wall_s for q in group),
+                "gen_s": sum(timed) if timed else None,
                 "unchanged": sum(q.unchanged for q in group),
                 "crashed": sum(q.crashed for q in group),
                 "decoded_tokens": sum(q.decoded_tokens for q in group),
@@ -59,19 +72,29 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
 
 def _speed(mine: Sequence[RowQuality], theirs: Sequence[RowQuality],
            reference: str) -> dict[str, float | int | None]:
-    """Wall time row by row (paired by row id) against ``reference``'s (see
-    :data:`SPEED_PAIRS`); a crashed row is no measure of speed and is left out."""
-    walls = {q.row_id: q.wall_s for q in theirs if not q.crashed}
-    pairs = [(q.wall_s, walls[q.row_id]) for q in mine if not q.crashed and q.row_id in walls]
-    own = sum(wall for wall, _ in pairs)
-    return {f"faster_than_{reference}": sum(wall < other for wall, other in pairs),
+    """Wall time and generation time row by row (paired by row id) against ``reference``'s
+    (see :data:`SPEED_PAIRS`); a crashed row is no measure of speed and is left out."""
+    walls = {(q.dataset, q.row_id): q for q in theirs if not q.crashed}
+    pairs = [(q, walls[q.dataset, q.row_id]) for q in mine
+             if not q.crashed and (q.dataset, q.row_id) in walls]
+    gens = [(q.gen_s, other.gen_s) for q, other in pairs
+            if q.gen_s is not None and other.gen_s is not None]
+    return {f"faster_than_{reference}": sum(q.wall_s < other.wall_s for q, other in pairs),
             f"compared_with_{reference}": len(pairs),
-            f"speedup_vs_{reference}": (sum(other for _, other in pairs) / own
-                                        if own > 0 else None)}
+            f"speedup_vs_{reference}": _ratio([(q.wall_s, other.wall_s) for q, other in pairs]),
+            f"gen_faster_than_{reference}": sum(own < other for own, other in gens),
+            f"gen_compared_with_{reference}": len(gens),
+            f"gen_speedup_vs_{reference}": _ratio(gens)}
 
 
-def _count(entry: Mapping[str, float | int | None], key: str) -> str:
-    value, rows = entry.get(key), entry.get("rows")
+def _ratio(pairs: Sequence[tuple[float, float]]) -> float | None:
+    """The references' summed time over the approach's (pairs of ``(own, reference)``)."""
+    own = sum(mine for mine, _ in pairs)
+    return sum(other for _, other in pairs) / own if own > 0 else None
+
+
+def _count(entry: Mapping[str, float | int | None], key: str, of: str = "rows") -> str:
+    value, rows = entry.get(key), entry.get(of)
     if value is None or not rows:
         return "-"
     return f"{int(value)}/{int(rows)}"
@@ -87,7 +110,7 @@ def markdown_table(pooled: Pooled) -> str:
             sim = entry.get("sim")
             wall = entry.get("wall_s")
             lines.append(
-                f"| {dataset} | {name} | {_count(entry, 'pass')} | {_count(entry, 'exact')} "
+                f"| {dataset} | {name} | {_count(entry, 'pass', 'tested')} | {_count(entry, 'exact')} "
                 f"| {_count(entry, 'valid')} | {_count(entry, 'unchanged')} "
                 f"| {_count(entry, 'crashed')} "
                 f"| {'-' if sim is None else f'{sim:.3f}'} "
@@ -128,14 +151,20 @@ def _speed_table(pooled: Pooled) -> str:
             if compared is None:
                 continue
             speedup = entry.get(f"speedup_vs_{reference}")
+            gen_compared = entry.get(f"gen_compared_with_{reference}") or 0
+            gen_speedup = entry.get(f"gen_speedup_vs_{reference}")
+            gen_rows = (f"{int(entry.get(f'gen_faster_than_{reference}') or 0)}"
+                        f"/{int(gen_compared)}" if gen_compared else "-")
             lines.append(
                 f"| {dataset} | {name} | {reference} "
                 f"| {int(entry.get(f'faster_than_{reference}') or 0)}/{int(compared)} "
-                f"| {'-' if speedup is None else f'{speedup:.2f}x'} |")
+                f"| {'-' if speedup is None else f'{speedup:.2f}x'} | {gen_rows} "
+                f"| {'-' if gen_speedup is None else f'{gen_speedup:.2f}x'} |")
     if not lines:
         return ""
-    return ("\n| dataset | approach | vs | faster rows | speedup (summed wall) |\n"
-            "|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
+    return ("\n| dataset | approach | vs | faster rows | speedup (summed wall) "
+            "| faster rows, generation | speedup (summed generation) |\n"
+            "|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
 
 
 def write_plot(directory: str | Path, pooled: Pooled) -> Path:

@@ -89,6 +89,9 @@ class RowQuality:
     accepted_prediction_tokens: int = 0  # rewrite mode: drafted tokens the output took
     rejected_prediction_tokens: int = 0  # rewrite mode: drafted tokens verified and dropped
     same_as_rewrite: bool | None = None  # rewrite mode, lookup: raw output == the baseline's
+    # The generation phase of wall_s: from the end of the prompt's forward, where the approach
+    # reports it (the prompt costs every approach the same and no draft can shorten it).
+    gen_s: float | None = None
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
@@ -97,6 +100,12 @@ class RowQuality:
 def _decoded(stats: Mapping[str, object], key: str = "decoded_tokens") -> int:
     value = stats.get(key, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _seconds(stats: Mapping[str, object], key: str) -> float | None:
+    value = stats.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
 
 
 def _crash_text(exc: BaseException) -> str:
@@ -149,7 +158,8 @@ def evaluate_row(row: EditRow, name: str, approach: Approach, *,
                        error=error, crashed=crashed, timeout_s=timeout_s)
     quality = replace(quality, forwards=_decoded(stats, "forwards"),
                       accepted_prediction_tokens=_decoded(stats, "accepted_prediction_tokens"),
-                      rejected_prediction_tokens=_decoded(stats, "rejected_prediction_tokens"))
+                      rejected_prediction_tokens=_decoded(stats, "rejected_prediction_tokens"),
+                      gen_s=_seconds(stats, "gen_s"))
     return quality, result
 
 
