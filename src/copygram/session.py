@@ -26,14 +26,14 @@ from copygram.config import (
     read_config,
 )
 from copygram.decode.complete import stream_completion
-from copygram.decode.completion import CompletionEvent
+from copygram.decode.completion import Completion, CompletionEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
 from copygram.decode.loop import EditPlan, stream_edit
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
 from copygram.decode.prompt import PromptBuilder, default_prompt_builder
-from copygram.decode.replay import ReplayResult, replay
+from copygram.decode.replay import ReplayResult, replay, replay_rewrite
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
 from copygram.errors import ConfigError
@@ -204,6 +204,15 @@ class EditSession:
                               'none: replay with syntax "lines" or "compact"')
         return replay(self.plan(), document, program, instruction=instruction,
                       measure_plain=measure_plain)
+
+    def replay_rewrite(self, document: str, output: str, *, instruction: str = "",
+                       prediction: str | None = None) -> Completion:
+        """Teacher-force ``output`` through rewrite mode's loop, drafting from ``prediction``
+        (default: ``document``): what the edit costs when the model writes exactly ``output``
+        (:func:`~copygram.decode.replay.replay_rewrite`; the prompt is this session's, so a
+        session in rewrite mode gives rewrite mode's)."""
+        return replay_rewrite(self.plan(), document, output, instruction=instruction,
+                              prediction=prediction)
 
     def derive(self, *, mode: str | None = None, sampling: Sampling | None = None,
                max_new_tokens: int | None = None) -> EditSession:

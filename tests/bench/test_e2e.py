@@ -16,6 +16,7 @@ from copygram.bench.data import (
 from copygram.bench.e2e import (
     COPYGRAM,
     FULL,
+    REWRITE_MODE,
     RowResult,
     approaches,
     load_curve,
@@ -61,6 +62,11 @@ def test_run_row_accounts_every_approach(rotate: int) -> None:
         assert lookup.decoded_tokens + lookup.drafted_tokens == n
         assert lookup.forwards < n / 4  # the document is mostly copied from the prompt
     assert stats[COPYGRAM].forwards < stats[FULL].forwards
+    # Rewrite mode writes after's tokens too, the document drafting them (one changed line).
+    rewrite = stats[REWRITE_MODE]
+    assert rewrite.output_tokens == n == rewrite.decoded_tokens + rewrite.drafted_tokens
+    assert rewrite.forwards == rewrite.decoded_tokens < stats["lookup_k10"].forwards
+    assert 0 < rewrite.rejected_tokens < n / 10
     line = json.loads(json.dumps(result.as_json()))
     assert line["speedup"][FULL] == pytest.approx(1.0)
 
@@ -157,3 +163,22 @@ def test_one_jsonl_reader_for_the_benchmarks_and_the_ceiling(tmp_path: Path) -> 
         path.write_text('{"before": "", "after": ""}\n' + bad + "\n")
         with pytest.raises(DocumentError, match=r"bad.jsonl:2: .*'before' and 'after'"):
             ceiling(path)
+
+
+def test_rewrite_replay_is_the_output_through_rewrite_modes_loop() -> None:
+    backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER))
+    session = EditSession(backend, mode="rewrite")
+    done = session.replay_rewrite(BEFORE, AFTER, instruction="shout line 7")
+    assert done.text == AFTER and done.stop_reason == "eos"
+    assert list(done.token_ids) == backend.tokenize(AFTER)
+    stats = done.stats
+    assert stats.prompt_tokens == len(backend.tokenize(session.prompt(BEFORE, "shout line 7"),
+                                                       special=True))
+    # A prediction unrelated to the output drafts nothing that is kept.
+    unrelated = session.replay_rewrite(BEFORE, AFTER, prediction="zzzz\n" * 50)
+    assert unrelated.text == AFTER and unrelated.stats.drafted_tokens == 0
+    assert unrelated.stats.forwards > 3 * stats.forwards
+    assert session.replay_rewrite(BEFORE, "").token_ids == ()
+    with pytest.raises(DocumentError, match="the prompt and the output"):
+        EditSession(ScriptedBackend(BEFORE, context_length=400),
+                    mode="rewrite").replay_rewrite(BEFORE, AFTER)

@@ -49,6 +49,7 @@ def test_llama_greedy_stops_and_counts_forwards() -> None:
     llm = FakeLlama([1, 2, 3, 4, 5, 6], per_forward=3)
     run = llama_greedy(llm, [7, 8], 100, EOS_IDS)
     assert (run.tokens, run.stop, run.forwards) == ([1, 2, 3, 4, 5, 6], "eos", 2)
+    assert run.gen_seconds == run.seconds  # from the token the prompt's forward gave
     assert llm.resets == 1 and "eval" not in vars(llm)  # its own eval is back
     run = llama_greedy(llm, [7, 8], 4, EOS_IDS, reuse_prefix=True)
     assert (run.tokens, run.stop) == ([1, 2, 3, 4], "budget") and llm.resets == 1
@@ -106,6 +107,8 @@ def test_hf_greedy_cuts_at_eos_and_counts_forwards() -> None:
     model = FakeModel([5, 6, EOS, EOS], forwards=2)
     run = hf_greedy(model, [1, 2, 3], 10, EOS_IDS, lookup=10)
     assert (run.tokens, run.stop, run.forwards) == ([5, 6], "eos", 2)
+    # Generation is timed from the end of the prompt's forward, the first one.
+    assert run.gen_seconds is not None and 0 <= run.gen_seconds <= run.seconds
     assert model.kwargs["prompt_lookup_num_tokens"] == 10
     assert model.kwargs["do_sample"] is False
     assert hf_greedy(model, [1], 1, EOS_IDS).tokens == [5] and "prompt_lookup_num_tokens" \

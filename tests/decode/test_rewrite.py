@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import copygram.backends
@@ -233,3 +233,26 @@ def test_scripted_eos_is_never_drafted() -> None:
     tokens, result = rewrite(EditSession(backend, mode="rewrite"), "ab\n" * 20)
     assert tokens == [ord("a"), ord("b")] and EOS not in tokens
     assert result.stats.rejected_tokens >= 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(related_documents(), st.sampled_from(range(len(DRAFTS))), st.booleans())
+def test_a_teacher_forced_rewrite_runs_the_loop_the_model_runs(
+        pair: tuple[str, str], draft: int, fenced: bool) -> None:
+    # The model writes ``reply``; teacher-forcing ``reply`` on a model that writes something
+    # else must take the same forwards: replay_rewrite measures rewrite mode's own loop.
+    before, after = pair
+    reply = f"```\n{after}```" if fenced else after
+    # Where the budget cuts the model short, the teacher writes on: it writes all it is given.
+    assume(len(reply.encode()) < rewrite_budget(len(before.encode())))
+    model = ScriptedBackend(reply=reply)
+    _, result = rewrite(EditSession(model, mode="rewrite", draft=DRAFTS[draft]), before)
+    other = ScriptedBackend(reply="something else entirely\n")
+    done = EditSession(other, mode="rewrite", draft=DRAFTS[draft]).replay_rewrite(
+        before, reply, instruction="x")
+    assert done.raw == result.raw == reply
+    assert [(c.kind, c.ids) for c in other.calls] == [(c.kind, c.ids) for c in model.calls]
+    stats = done.stats
+    assert stats.decoded_tokens + stats.drafted_tokens == len(done.token_ids)
+    assert (stats.forwards, stats.drafted_tokens, stats.rejected_tokens) == (
+        result.stats.forwards, result.stats.drafted_tokens, result.stats.rejected_tokens)

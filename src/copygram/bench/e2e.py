@@ -8,7 +8,10 @@ Per row, in one process and one backend, interleaved row by row:
 2. ``full``: the baseline prompt (a chat prompt asking to rewrite the document) is prefilled
    once, then ``after`` is decoded token by token (:func:`~copygram.bench.baselines.full_regeneration`);
 3. ``lookup_k{K}``: prompt lookup decoding of ``after`` after the same cached prompt, for each
-   ``--k`` (the cache is cut back to the prompt between runs, so each prompt is prefilled once).
+   ``--k`` (the cache is cut back to the prompt between runs, so each prompt is prefilled once);
+4. ``rewrite_mode``: copygram's rewrite mode writing ``after`` after the same prompt (rewrite
+   mode's prompt is the baseline's), the document as its draft
+   (:meth:`~copygram.session.EditSession.replay_rewrite`: its real loop, teacher-forced).
 
 Every ``wall_s`` is the generation phase only (prefill excluded). Speedups are over ``full``.
 ``--repeats R`` runs each row's round R times and keeps each approach's fastest run.
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 
 FULL = "full"
 COPYGRAM = "copygram"
+REWRITE_MODE = "rewrite_mode"
 DEFAULT_KS = (10, 32)
 DEFAULT_KERNEL = "docs/kernel.json"
 
@@ -170,6 +174,12 @@ def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], 
         (FULL, functools.partial(full_regeneration, backend, target))]
     runners += [(lookup_name(k), functools.partial(prompt_lookup, backend, prompt, target, k=k))
                 for k in ks]
+    rewriter = next(iter(sessions.values())).derive(mode="rewrite")
+
+    def rewrite_mode() -> RunStats:
+        return rewriter.replay_rewrite(row.before, row.after, instruction=row.instruction).stats
+
+    runners.append((REWRITE_MODE, rewrite_mode))
 
     def keep_fastest(name: str, stats: RunStats) -> None:
         if name not in result.stats or stats.wall_s < result.stats[name].wall_s:
@@ -205,7 +215,8 @@ def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], 
 
 
 def approaches(ks: Sequence[int], variants: Sequence[str] = ()) -> list[str]:
-    return [FULL, COPYGRAM, *(variant_name(v) for v in variants), *(lookup_name(k) for k in ks)]
+    return [FULL, COPYGRAM, *(variant_name(v) for v in variants), *(lookup_name(k) for k in ks),
+            REWRITE_MODE]
 
 
 def summarize(results: Sequence[RowResult], ks: Sequence[int], variants: Sequence[str] = (),

@@ -2,7 +2,8 @@
 
 :class:`SamplingPolicy` is the model's own choice (greedy, or sampled with a seed);
 :class:`TeacherPolicy` writes a given program, as a perfect model would (teacher forcing, for
-:func:`~copygram.decode.replay.replay`).
+:func:`~copygram.decode.replay.replay`), :class:`TextTeacher` a given plain-text output (for
+:func:`~copygram.decode.replay.replay_rewrite`).
 """
 
 from __future__ import annotations
@@ -122,4 +123,31 @@ class TeacherPolicy:
             self._queue = []
 
 
-__all__ = ["Policy", "SamplingPolicy", "TeacherPolicy"]
+class TextTeacher:
+    """Chooses the tokens of a given output, then an end-of-generation id, as a perfect model
+    would in plain text generation (:func:`copygram.decode.complete.generate`, which asks once
+    per output position: :meth:`choose` for a token chosen alone, :meth:`verify` for each drafted
+    one it checks). No grammar limits plain text, so ``allowed`` is not read."""
+
+    greedy = False  # it ignores the logits: no near-tie is re-decided
+
+    def __init__(self, target: Sequence[int], eos_ids: frozenset[int]) -> None:
+        if not eos_ids:
+            raise ValueError("a teacher needs an end-of-generation id to stop with")
+        self._target = list(target)
+        self._eos = min(eos_ids)
+        self._position = 0
+
+    def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int:
+        at = self._position
+        self._position += 1
+        return self._target[at] if at < len(self._target) else self._eos
+
+    def verify(self, logits: Logits, allowed: npt.NDArray[np.bool_], drafted: int) -> int:
+        return self.choose(logits, allowed)
+
+    def advance(self, token_id: int) -> None:
+        pass
+
+
+__all__ = ["Policy", "SamplingPolicy", "TeacherPolicy", "TextTeacher"]

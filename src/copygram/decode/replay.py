@@ -1,5 +1,6 @@
 """Teacher-forced replay: what a given program costs through the decode loop, beside the cost of
-plain decoding (every output token one forward at a time after the same prompt)."""
+plain decoding (every output token one forward at a time after the same prompt); and what a given
+rewrite costs through rewrite mode's loop (:func:`replay_rewrite`)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from copygram.decode.complete import check_prompt_fits, generate, prediction_source
+from copygram.decode.completion import Completion, CompletionDoneEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, Event, count_markup_forwards
-from copygram.decode.loop import EditPlan, stream_edit
-from copygram.decode.policies import TeacherPolicy
+from copygram.decode.loop import EditPlan, prompt_ids, stream_edit
+from copygram.decode.policies import TeacherPolicy, TextTeacher
+from copygram.decode.rewrite import rewrite_budget
 from copygram.decode.stats import RunStats
 from copygram.errors import GenerationError
 from copygram.language.ops import Program
@@ -70,6 +74,34 @@ def replay(plan: EditPlan, document: str, program: Program, *, instruction: str 
     return ReplayResult(text=text, program=program, copygram=result.stats, plain=plain)
 
 
+def replay_rewrite(plan: EditPlan, document: str, output: str, *, instruction: str = "",
+                   prediction: str | None = None) -> Completion:
+    """Teacher-force ``output`` (what a model writes when it rewrites ``document``) through
+    rewrite mode's loop exactly as an edit would run it: the rewrite prompt (``plan``'s prompt
+    builder) prefilled, reusing what the cache holds of it, then
+    :func:`~copygram.decode.complete.generate` drafting from ``prediction`` (default:
+    ``document``), each draft verified in the forward that appends it. How fast rewrite mode is
+    for a perfect model: the stats' ``wall_s`` leaves the prefill out. Raises
+    :class:`~copygram.errors.GenerationError` if the loop wrote anything but ``output`` (a bug)."""
+    backend = plan.backend
+    target = backend.tokenize(output) if output else []
+    prompt = prompt_ids(plan, document, instruction)
+    check_prompt_fits(backend, len(prompt) + len(target), "the prompt and the output")
+    source = prediction_source(plan, document if prediction is None else prediction)
+    teacher = TextTeacher(target, backend.eos_token_ids)
+    # The edit's own budget, which caps the drafts near its end; room for the output and the
+    # end-of-generation id that ends the run, as a model's, where the budget is smaller.
+    budget = (plan.max_new_tokens if plan.max_new_tokens is not None
+              else rewrite_budget(len(backend.tokenize(document))))
+    events = list(generate(plan, prompt, teacher, max_tokens=max(budget, len(target) + 1),
+                           source=source))
+    done = events[-1]
+    if not isinstance(done, CompletionDoneEvent) or list(done.result.token_ids) != target:
+        raise GenerationError("rewrite replay diverged from the output (a bug: please report "
+                              "it)", partial_program="")
+    return done.result
+
+
 def plain_cost(backend: Backend, text: str, prompt_tokens: int) -> RunStats:
     """Decode every token of ``text`` one forward at a time after the prompt already in the
     cache (its first ``prompt_tokens`` tokens)."""
@@ -94,4 +126,4 @@ def is_ordered(program: Program) -> bool:
     return True
 
 
-__all__ = ["ReplayResult", "is_ordered", "plain_cost", "replay"]
+__all__ = ["ReplayResult", "is_ordered", "plain_cost", "replay", "replay_rewrite"]
