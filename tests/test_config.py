@@ -211,6 +211,24 @@ def test_from_config_builds_the_session_from_the_parsed_config(
     assert (session.draft.max_tokens, session.draft.max_ngram) == (0, 2)
 
 
+def test_the_default_drafts_follow_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    from copygram.testing import ScriptedBackend
+
+    monkeypatch.setattr(copygram.backends, "load",
+                        lambda config=None: ScriptedBackend("a\n", []))  # type: ignore[arg-type]
+    program = EditSession.from_config({})
+    rewrite = EditSession.from_config({"mode": "rewrite"})
+    assert (program.draft.max_tokens, rewrite.draft.max_tokens) == (16, 64)
+    # A derived session in the other mode gets that mode's default, not this one's.
+    assert program.derive(mode="rewrite").draft == rewrite.draft
+    assert rewrite.derive(mode="program").draft == program.draft
+    # A value given is kept, in either mode and through derive.
+    given = EditSession.from_config({"mode": "rewrite", "draft_tokens": 8})
+    assert given.draft.max_tokens == 8 == given.derive(mode="program").draft.max_tokens
+    ngram = EditSession.from_config({"mode": "rewrite", "draft_ngram": 2})
+    assert (ngram.draft.max_tokens, ngram.draft.max_ngram) == (64, 2)
+
+
 # -- files -----------------------------------------------------------------------------------
 
 

@@ -192,7 +192,7 @@ class SessionConfig:
     seed: int = 0
     max_new_tokens: int | None = None  # None: derived from each document (decode.guards)
     splice_forced: bool = True
-    draft_tokens: int = 16
+    draft_tokens: int | None = None  # None: the mode's (16 in program mode, 64 in rewrite)
     draft_ngram: int = 3
     prompt_example: bool = True
     line_view: str = "pipe"  # how the prompt numbers lines: "pipe" (12| text) or "tab"
@@ -214,8 +214,9 @@ class SessionConfig:
             "max_new_tokens": (None if self.max_new_tokens is None else
                                check_int("max_new_tokens", self.max_new_tokens, minimum=1)),
             "splice_forced": check_flag("splice_forced", self.splice_forced),
-            "draft_tokens": check_int("draft_tokens", self.draft_tokens, minimum=0,
-                                      note=" (0 turns drafting off)"),
+            "draft_tokens": (None if self.draft_tokens is None else
+                             check_int("draft_tokens", self.draft_tokens, minimum=0,
+                                       note=" (0 turns drafting off)")),
             "draft_ngram": check_int("draft_ngram", self.draft_ngram, minimum=1),
             "prompt_example": check_flag("prompt_example", self.prompt_example),
             "line_view": check_choice("line_view", self.line_view, LINE_VIEWS),

@@ -83,7 +83,9 @@ class EditSession:
         self.prompt_builder: PromptBuilder = prompt_builder or default_prompt_builder(mode, syntax)
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
-        self.draft = draft or DraftConfig()
+        # None: the mode's default drafts, and a derived session in another mode gets its own.
+        self._draft = draft
+        self.draft = draft or DraftConfig.for_mode(self.mode)
         # Copies in document order bound every program by the document (docs/constraints.md).
         self.ordered_copies = check_flag("ordered_copies", ordered_copies)
         # A program may end only after a copy of the last line (needs ordered copies).
@@ -123,7 +125,10 @@ class EditSession:
         prompt_builder = default_prompt_builder(c.mode, c.syntax, with_example=c.prompt_example,
                                                 line_view=c.line_view,
                                                 search_scope=c.search_scope)
-        draft = DraftConfig(max_tokens=c.draft_tokens, max_ngram=c.draft_ngram)
+        draft = (None if c.draft_tokens is None and c.draft_ngram == DraftConfig.max_ngram
+                 else DraftConfig(max_tokens=(DraftConfig.for_mode(c.mode).max_tokens
+                                              if c.draft_tokens is None else c.draft_tokens),
+                                  max_ngram=c.draft_ngram))
         return cls(backend or load(parsed.backend), engine=c.engine, syntax=c.syntax,
                    sampling=sampling,
                    prompt_builder=prompt_builder, max_new_tokens=c.max_new_tokens,
@@ -226,7 +231,7 @@ class EditSession:
             sampling=sampling or self.sampling,
             prompt_builder=self.prompt_builder if mode == self.mode else None,
             max_new_tokens=self.max_new_tokens if max_new_tokens is None else max_new_tokens,
-            splice_forced=self.splice_forced, draft=self.draft,
+            splice_forced=self.splice_forced, draft=self._draft,
             ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
             verify_copies=self.verify_copies, tie_tolerance=self.tie_tolerance, mode=mode)
         other._token_bytes = self._token_bytes

@@ -174,10 +174,11 @@ def test_rewrite_replay_is_the_output_through_rewrite_modes_loop() -> None:
     stats = done.stats
     assert stats.prompt_tokens == len(backend.tokenize(session.prompt(BEFORE, "shout line 7"),
                                                        special=True))
-    # A prediction unrelated to the output drafts nothing that is kept.
+    # A prediction unrelated to the output drafts nothing: only the output's repeats of
+    # itself do (its lines share most of their words), in more forwards.
     unrelated = session.replay_rewrite(BEFORE, AFTER, prediction="zzzz\n" * 50)
-    assert unrelated.text == AFTER and unrelated.stats.drafted_tokens == 0
-    assert unrelated.stats.forwards > 3 * stats.forwards
+    assert unrelated.text == AFTER and unrelated.stats.forwards > stats.forwards
+    assert unrelated.stats.drafted_tokens < stats.drafted_tokens
     assert session.replay_rewrite(BEFORE, "").token_ids == ()
     with pytest.raises(DocumentError, match="the prompt and the output"):
         EditSession(ScriptedBackend(BEFORE, context_length=400),

@@ -75,7 +75,9 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert entry["rewrite"]["pass"] == 0
     # Rewrite mode writes exactly what the baseline writes, on every row.
     assert entry["rewrite-mode"]["same_as_rewrite"] == 2
-    assert entry["rewrite-mode"]["decoded_tokens"] == entry["rewrite"]["decoded_tokens"]
+    mode = entry["rewrite-mode"]
+    assert mode["decoded_tokens"] + mode["accepted_prediction_tokens"] == (
+        entry["rewrite"]["decoded_tokens"])
     lines = (tmp_path / "rows.jsonl").read_text().splitlines()
     assert len(lines) == 8
     captured = capsys.readouterr()

@@ -30,6 +30,17 @@ def test_draft_length_follows_the_cost_of_batching_and_the_acceptance_rate() -> 
     assert probes.count(1) == 4 and set(probes) == {0, 1}  # rare one-token probes
 
 
+def test_a_prior_lets_a_source_draft_from_its_first_call() -> None:
+    # llama.cpp's cost curve: an even prior drafts nothing until a probe earns some trust.
+    lengths = DraftLength(64, LLAMACPP_CPU, {"line": (9, 1)})
+    assert lengths.length("lookup") == 0 and lengths.length("line") >= 5
+    for _ in range(12):  # the edit says otherwise: the prior gives way
+        lengths.observe_draft("line", proposed=8, accepted=0)
+    assert lengths.length("line") == 0
+    with pytest.raises(ValueError, match="pseudo-counts"):
+        DraftLength(8, LLAMACPP_CPU, {"line": (0, 1)})
+
+
 def test_a_step_in_the_cost_of_batching_means_long_drafts_or_none() -> None:
     # Two tokens cost 1.5 decode steps, eleven hardly more.
     lengths = DraftLength(10, profile((2, 1.5), (11, 1.6)))

@@ -67,7 +67,10 @@ def test_a_deleted_line_is_found_again_by_the_line_the_output_starts() -> None:
     assert text_of(propose(d, "x = 1\nz")) == " = 3\n"
     d = drafter(PREDICTION)
     propose(d, "x = 1\nz = 3\n")  # re-anchored past the line it reproduced
-    assert d.anchor == 3 and propose(d, "x = 1\nz = 3\n") is None
+    # Past the prediction's end: no prediction draft, only an echo of the output itself.
+    end = propose(d, "x = 1\nz = 3\n")
+    assert d.anchor == 3 and end is not None and end.source == "echo"
+    assert text_of(end) == "z = 3\n"  # what followed the output's first "\n"
 
 
 def test_a_trivial_line_re_anchors_only_close_by() -> None:
@@ -135,3 +138,15 @@ def test_drafts_depend_only_on_the_tokens(prediction: str, output: str, cut: int
                 d.feedback(draft, min(len(draft.tokens), end % 3))
         runs.append(drafts)
     assert runs[0] == runs[1]
+
+
+def test_an_output_that_repeats_itself_is_drafted_from_itself() -> None:
+    # The prediction has nothing like the output; the output's own earlier text drafts its
+    # repeats, as prompt lookup (which searches the output too) would.
+    d = drafter("something else entirely\n")
+    loop = "say hi to qq\nsay hi to qq\nsay hi"
+    draft = propose(d, loop)
+    assert draft is not None and draft.source == "echo" and text_of(draft).startswith(" to qq\n")
+    # At the same n-gram the prediction comes first.
+    d = drafter("a b c d\n")
+    assert propose(d, "q b c x\nzz b c").source == "lookup"  # type: ignore[union-attr]

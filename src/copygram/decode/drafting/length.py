@@ -3,6 +3,7 @@ draft source's acceptance rate in this edit."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,20 +21,30 @@ class DraftLength:
     drafts only what is usually right; transformers on a CPU pays almost nothing for a few tokens,
     so it drafts nearly always. Nothing here reads a clock: every draft's size depends only on the
     tokens, so batch shapes, and with them the output, are the same on every run. Acceptance rates
-    are running means over one edit (a fresh ``DraftLength`` per edit), with a weak prior.
+    are running means over one edit (a fresh ``DraftLength`` per edit), from a weak prior:
+    ``priors[source]`` as ``(accepted, rejected)`` pseudo-counts, ``(1, 1)`` (one half) for a
+    source without one.
     """
 
     PROBE_EVERY = 8
+    DEFAULT_PRIOR = (1, 1)
 
-    def __init__(self, max_tokens: int, profile: BatchProfile) -> None:
+    def __init__(self, max_tokens: int, profile: BatchProfile,
+                 priors: Mapping[str, tuple[int, int]] | None = None) -> None:
         self.max_tokens = max_tokens
         self.profile = profile
+        self._priors = dict(priors or {})
+        if any(a < 1 or b < 1 for a, b in self._priors.values()):
+            raise ValueError("a draft source's prior needs pseudo-counts >= 1")
         self._accepted: dict[str, list[int]] = {}  # source -> [accepted, rejected]
         self._skipped: dict[str, int] = {}
         self._whole: dict[str, list[int]] = {}  # source -> [fully accepted, drafts]
 
+    def _prior(self, source: str) -> list[int]:
+        return list(self._priors.get(source, self.DEFAULT_PRIOR))
+
     def observe_draft(self, source: str, proposed: int, accepted: int) -> None:
-        counts = self._accepted.setdefault(source, [1, 1])
+        counts = self._accepted.setdefault(source, self._prior(source))
         counts[0] += accepted
         counts[1] += accepted < proposed
         whole = self._whole.setdefault(source, [1, 2])
@@ -43,7 +54,7 @@ class DraftLength:
     def acceptance(self, source: str, misses: int = 0) -> float:
         """Per-token probability that a draft from ``source`` goes on being accepted, halved
         for each of the ``misses`` drafts in a row that it just got wrong from the start."""
-        accepted, rejected = self._accepted.get(source, [1, 1])
+        accepted, rejected = self._accepted.get(source) or self._prior(source)
         return accepted / (accepted + rejected) * 0.5**misses
 
     def cost(self, n_tokens: int) -> float:
@@ -83,16 +94,18 @@ class DraftLength:
 
 class DraftSizer:
     """How long each source's next draft is, over one run: :class:`DraftLength` over the
-    backend's ``profile`` when ``adaptive`` (and a profile is given), else ``max_tokens`` shrunk
+    backend's ``profile`` (with the sources' ``priors``) when ``adaptive`` (and a profile is
+    given), else ``max_tokens`` shrunk
     after rejections as transformers' assisted generation does (+2 tokens after a draft accepted
     whole, -1 otherwise). Counts each source's drafts rejected from their first token in a row
     (:attr:`misses`): a source can be right in general and lost here."""
 
     def __init__(self, max_tokens: int, profile: BatchProfile | None,
-                 adaptive: bool = True) -> None:
+                 adaptive: bool = True,
+                 priors: Mapping[str, tuple[int, int]] | None = None) -> None:
         self.max_tokens = max_tokens
-        self.lengths = DraftLength(max_tokens, profile) if adaptive and profile is not None \
-            else None
+        self.lengths = (DraftLength(max_tokens, profile, priors)
+                        if adaptive and profile is not None else None)
         self.misses: dict[str, int] = {}
         self.feed = 1  # tokens the next verifying forward appends before the draft
         self._k: dict[str, int] = {}

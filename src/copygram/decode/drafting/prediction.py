@@ -18,8 +18,12 @@ Per call it drafts, in this order:
   output shares with it (an edit in the middle of a line keeps its end);
 * ``"lookup"``: prompt-lookup over the prediction's tokens (:mod:`~copygram.decode.drafting.ngram`),
   the match nearest the anchor first;
-* nothing past the prediction's last line at the start of an output line (the output is most
-  likely ending).
+* ``"echo"``: prompt-lookup over the output written so far (what followed the same n-gram
+  earlier in the output), as prompt-lookup decoding searches the prompt and then the output: an
+  output repeats itself (a pattern written again, a model that loops) where the prediction has
+  nothing; at each n-gram length the prediction is searched first;
+* no prediction draft past the prediction's last line at the start of an output line (the output
+  is most likely ending), only an echo.
 
 Drafts start at a byte offset of the prediction; where that offset is a token boundary of the
 prediction's tokenization, the draft is the prediction's own tokens from there, else the text from
@@ -34,12 +38,12 @@ from __future__ import annotations
 import difflib
 import itertools
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from copygram.decode.drafting.drafter import Draft, DraftConfig
 from copygram.decode.drafting.length import DraftSizer
-from copygram.decode.drafting.ngram import DocumentIndex
+from copygram.decode.drafting.ngram import DocumentIndex, NgramIndex
 
 if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
@@ -67,6 +71,12 @@ class PredictionDrafter:
     WINDOW = 32  # lines past the anchor searched for one that starts like the output line
     NEAR = 2  # how far ahead a trivial line (<= 2 non-blank characters) may re-anchor
     SNIPPET = 8  # bytes per draft token tokenized where a draft starts off a token boundary
+    # A rewrite keeps most of its file (74-98% of an edit's output is copied): the anchored line
+    # is believed right 9 times in 10 before this edit says otherwise (Qwen2.5-Coder-1.5B kept
+    # 88% of the drafted tokens on the 30 dev rows). The even prior the other sources start from
+    # leaves a cold start of 7 single-token steps and a slow ramp on llama.cpp, whose batched
+    # tokens cost ~0.5 of a step: 16 forwards for a 140-token file drafted whole, against 5.
+    PRIORS: ClassVar[Mapping[str, tuple[int, int]]] = {"line": (9, 1)}
 
     def __init__(self, prediction: str, tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig,
@@ -88,7 +98,8 @@ class PredictionDrafter:
         for index, line in enumerate(self._lines):
             self._where.setdefault(line, []).append(index)
         self._index = DocumentIndex(self._tokens, [], token_bytes, config.max_ngram)
-        self.sizer = DraftSizer(config.max_tokens, profile, config.adaptive)
+        self._history = NgramIndex(config.max_ngram)  # the output so far, for echo drafts
+        self.sizer = DraftSizer(config.max_tokens, profile, config.adaptive, self.PRIORS)
         self.anchor = 0  # the prediction line the current output line should match
         self._line = bytearray()  # the current (unfinished) output line
         self._seen = 0  # output tokens taken in
@@ -97,6 +108,7 @@ class PredictionDrafter:
     # -- following the output -------------------------------------------------------------------
 
     def _take(self, output: Sequence[int]) -> None:
+        self._history.extend(output[self._seen :])
         for token in output[self._seen :]:
             data = self._token_bytes[token]
             while (cut := data.find(b"\n")) >= 0:
@@ -139,9 +151,10 @@ class PredictionDrafter:
             draft = self._from(*located)
             if draft is not None:
                 return draft
-        if self.anchor >= len(self._lines) and not self._line:
-            return None  # past the prediction's last line: the output is most likely ending
-        return self._lookup(output)
+        ending = self.anchor >= len(self._lines) and not self._line
+        # Past the prediction's last line the output is most likely ending: only an echo of
+        # the output itself is worth a draft there.
+        return self._lookup(output, prediction=not ending)
 
     def _locate(self) -> tuple[int, str] | None:
         """Where in the prediction the output goes on, in bytes, and the hypothesis."""
@@ -190,23 +203,29 @@ class PredictionDrafter:
             self._snippets[start] = tokens
         return self._snippets[start]
 
-    def _lookup(self, output: Sequence[int]) -> Draft | None:
-        """What follows the longest recent n-gram of ``output`` in the prediction, the match at
-        or after the anchor line first."""
+    def _lookup(self, output: Sequence[int], prediction: bool = True) -> Draft | None:
+        """What follows the longest recent n-gram of ``output`` in the prediction (the match
+        at or after the anchor line first; skipped unless ``prediction``), else earlier in the
+        output itself."""
         line_start = self._starts[min(self.anchor, len(self._lines))]
         preferred = bisect_left(self._ends, line_start + 1) if line_start else 0
-        limit: int | None = None
+        limits: dict[str, int] = {}
+
+        def limit(source: str) -> int:
+            if source not in limits:  # asked once per call: asking counts towards probes
+                limits[source] = self.sizer.limit(source)
+            return limits[source]
+
         for size in range(min(self.config.max_ngram, len(output)), 0, -1):
             key = tuple(output[-size:])
-            if not self._index.has(key):
-                continue
-            if limit is None:
-                limit = self.sizer.limit("lookup")  # asked once: asking counts towards probes
-            if limit == 0:
-                return None
-            follow = self._index.follow(key, preferred, limit)
-            if follow:
-                return Draft(follow, source="lookup")
+            if prediction and self._index.has(key) and limit("lookup"):
+                follow = self._index.follow(key, preferred, limit("lookup"))
+                if follow:
+                    return Draft(follow, source="lookup")
+            if self._history.has(key) and limit("echo"):
+                follow = self._history.follow(key, limit("echo"))
+                if follow:
+                    return Draft(follow, source="echo")
         return None
 
     def feedback(self, draft: Draft, accepted: int) -> None:
