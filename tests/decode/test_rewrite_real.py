@@ -65,16 +65,22 @@ def assert_plain_greedy(backend: Backend, prompt: list[int], got: Sequence[int],
 
 @pytest.mark.parametrize("edit", range(len(EDITS)))
 def test_rewrite_mode_is_plain_greedy_decoding(backend: Backend, edit: int) -> None:
+    # Plain greedy decoding's tokens, or parting from them only at a near-tie: on llama.cpp's
+    # default kernels a KV cache written by batched forwards is not bit-equal to one written a
+    # token at a time (Qwen 0.5B, "Fix the bug in add.": a choice by a margin of 0.03 went the
+    # other way once drafts grew to 64 tokens). Exact equality on every batch shape is what the
+    # batch-invariant suite asserts (tests/backends/invariant_suite.py).
     document, instruction = EDITS[edit]
     session = EditSession(backend, mode="rewrite")
-    expected = plain(backend, session, document, instruction)
+    prompt = backend.tokenize(session.prompt(document, instruction), special=True)
     first, result = rewrite(session, document, instruction=instruction)
-    assert first == expected
-    assert result.raw == backend.detokenize(expected)
+    assert_plain_greedy(backend, prompt, first, rewrite_budget(len(backend.tokenize(document))))
+    assert result.raw == backend.detokenize(first)
+    # The same input gives the same forwards, so the same output, every run.
     again, _ = rewrite(session, document, instruction=instruction)  # its prompt now cached
-    assert again == expected
+    assert again == first
     fresh, _ = rewrite(EditSession(backend, mode="rewrite"), document, instruction=instruction)
-    assert fresh == expected
+    assert fresh == first
 
 
 def test_a_file_the_model_keeps_is_drafted(backend: Backend) -> None:
