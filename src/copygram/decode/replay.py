@@ -15,7 +15,7 @@ from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, Event, count_markup_forwards
 from copygram.decode.loop import EditPlan, prompt_ids, stream_edit
 from copygram.decode.policies import TeacherPolicy, TextTeacher
-from copygram.decode.rewrite import rewrite_budget
+from copygram.decode.rewrite import edit_budget
 from copygram.decode.stats import RunStats
 from copygram.errors import GenerationError
 from copygram.language.ops import Program
@@ -91,8 +91,7 @@ def replay_rewrite(plan: EditPlan, document: str, output: str, *, instruction: s
     teacher = TextTeacher(target, backend.eos_token_ids)
     # The edit's own budget, which caps the drafts near its end; room for the output and the
     # end-of-generation id that ends the run, as a model's, where the budget is smaller.
-    budget = (plan.max_new_tokens if plan.max_new_tokens is not None
-              else rewrite_budget(len(backend.tokenize(document))))
+    budget = edit_budget(plan, len(backend.tokenize(document)))
     events = list(generate(plan, prompt, teacher, max_tokens=max(budget, len(target) + 1),
                            source=source))
     done = events[-1]

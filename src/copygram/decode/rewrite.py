@@ -75,6 +75,13 @@ def rewrite_budget(document_tokens: int) -> int:
     return document_tokens + document_tokens // 2 + 64
 
 
+def edit_budget(plan: EditPlan, document_tokens: int) -> int:
+    """A rewrite-mode edit's output budget: the session's ``max_new_tokens``, else
+    :func:`rewrite_budget` of the document's tokens."""
+    return (plan.max_new_tokens if plan.max_new_tokens is not None
+            else rewrite_budget(document_tokens))
+
+
 def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, policy: TextPolicy,
                    prediction: str | None = None) -> Iterator[Event]:
     """One rewrite-mode edit: the prompt, the room check (the prompt and about the document's
@@ -84,8 +91,7 @@ def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, pol
     model's output as ``raw`` (and ``program_text``); ``program`` is one gen op of the text."""
     prompt = prompt_ids(plan, document.text, instruction)
     check_fits(plan.backend, prompt, document)
-    budget = (plan.max_new_tokens if plan.max_new_tokens is not None
-              else rewrite_budget(len(document.tokens)))
+    budget = edit_budget(plan, len(document.tokens))
     source = prediction_source(plan, document.text if prediction is None else prediction)
     for event in generate(plan, prompt, policy, max_tokens=budget, source=source):
         if not isinstance(event, CompletionDoneEvent):
@@ -98,4 +104,4 @@ def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, pol
                                    raw=completion.raw))
 
 
-__all__ = ["extract_document", "rewrite_budget", "stream_rewrite"]
+__all__ = ["edit_budget", "extract_document", "rewrite_budget", "stream_rewrite"]

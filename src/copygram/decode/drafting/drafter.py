@@ -63,8 +63,9 @@ class DraftConfig:
         rewrite mode, whose drafts are the file's own lines, kept ~9 times in 10, and where a
         forward of 65 tokens costs a Transformers CPU model ~3 decode steps against ~2 for 17
         (llama.cpp: ~26 against ~8; the sizer drafts less where the batch costs more)."""
-        return cls(max_tokens=REWRITE_DRAFT_TOKENS if mode == "rewrite" else 16,
-                   max_ngram=max_ngram)
+        if mode == "rewrite":
+            return cls(max_tokens=REWRITE_DRAFT_TOKENS, max_ngram=max_ngram)
+        return cls(max_ngram=max_ngram)
 
 
 REWRITE_DRAFT_TOKENS = 64
