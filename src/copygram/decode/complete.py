@@ -263,17 +263,19 @@ def stream_completion(plan: EditPlan, messages: Sequence[dict[str, str]], policy
     check_prompt_fits(backend, len(prompt), "the chat prompt")
     # Without max_tokens, the context ends the completion (stop_reason "context").
     budget = backend.context_length if max_tokens is None else max_tokens
-    source = prediction_source(plan, prediction)
+    source = prediction_source(plan, prediction, prompt)
     return generate(plan, prompt, policy, max_tokens=budget, source=source, stop=stop)
 
 
-def prediction_source(plan: EditPlan, prediction: str | None) -> PredictionDrafter | None:
-    """The drafter over ``prediction`` (tokenized once, now), or ``None`` without one or with
-    drafting off (``draft.max_tokens == 0``)."""
+def prediction_source(plan: EditPlan, prediction: str | None,
+                      prompt: Sequence[int] = ()) -> PredictionDrafter | None:
+    """The drafter over ``prediction`` (tokenized once, now) and, after it, ``prompt`` (the
+    prompt's ids, searched as prompt lookup searches them: indexed once, O(len(prompt))), or
+    ``None`` without a prediction or with drafting off (``draft.max_tokens == 0``)."""
     if not prediction or not plan.draft.max_tokens:
         return None
     return PredictionDrafter(prediction, plan.backend.tokenize, plan.token_bytes, plan.draft,
-                             plan.backend.batch_profile)
+                             plan.backend.batch_profile, context=prompt)
 
 
 __all__ = ["TextDraftSource", "TextPolicy", "check_prompt_fits", "generate", "prediction_source",

@@ -87,7 +87,7 @@ def replay_rewrite(plan: EditPlan, document: str, output: str, *, instruction: s
     target = backend.tokenize(output) if output else []
     prompt = prompt_ids(plan, document, instruction)
     check_prompt_fits(backend, len(prompt) + len(target), "the prompt and the output")
-    source = prediction_source(plan, document if prediction is None else prediction)
+    source = prediction_source(plan, document if prediction is None else prediction, prompt)
     teacher = TextTeacher(target, backend.eos_token_ids)
     # The edit's own budget, which caps the drafts near its end; room for the output and the
     # end-of-generation id that ends the run, as a model's, where the budget is smaller.

@@ -92,7 +92,7 @@ def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, pol
     prompt = prompt_ids(plan, document.text, instruction)
     check_fits(plan.backend, prompt, document)
     budget = edit_budget(plan, len(document.tokens))
-    source = prediction_source(plan, document.text if prediction is None else prediction)
+    source = prediction_source(plan, document.text if prediction is None else prediction, prompt)
     for event in generate(plan, prompt, policy, max_tokens=budget, source=source):
         if not isinstance(event, CompletionDoneEvent):
             yield event

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copygram.backends.base import LLAMACPP_CPU
+from copygram.backends.base import LLAMACPP_CPU, TRANSFORMERS_CPU
 from copygram.decode.drafting import Draft, DraftConfig, PredictionDrafter
 from tests.strategies import texts
 
@@ -150,3 +150,29 @@ def test_an_output_that_repeats_itself_is_drafted_from_itself() -> None:
     # At the same n-gram the prediction comes first.
     d = drafter("a b c d\n")
     assert propose(d, "q b c x\nzz b c").source == "lookup"  # type: ignore[union-attr]
+
+
+def test_the_prompt_drafts_what_neither_the_prediction_nor_the_output_holds() -> None:
+    # A model that explains its edit repeats the instruction, which only the prompt holds.
+    prompt = tokenize("Fix the bug in add_numbers please.\n")
+    d = PredictionDrafter("x = 1\n", tokenize, VOCAB, FIXED, context=prompt)
+    draft = propose(d, "x = 1\nI fixed the bug in add")
+    assert draft is not None and draft.source == "prompt"
+    assert text_of(draft).startswith("_numbers please.")
+    # Without a prediction there is still the prompt (and the output) to draft from.
+    bare = PredictionDrafter("", tokenize, VOCAB, FIXED, context=prompt)
+    assert text_of(propose(bare, "the bug")).startswith(" in add_numbers")
+
+
+def test_the_source_whose_drafts_were_kept_is_preferred_at_the_same_n_gram() -> None:
+    # Both the prediction and the output have "b c" followed by different text; once the
+    # prediction's lookups have been rejected and the echo's kept, the echo drafts first.
+    d = PredictionDrafter("a b c d\n", tokenize, VOCAB, DraftConfig(), TRANSFORMERS_CPU)
+    output = "q b c x\nzz b c"
+    first = propose(d, output)
+    assert first is not None and first.source == "lookup"
+    for _ in range(3):
+        d.feedback(Draft(first.tokens, source="lookup"), 0)
+        d.feedback(Draft(tokenize(" x\n"), source="echo"), 3)
+    second = propose(d, output)
+    assert second is not None and second.source == "echo" and text_of(second).startswith(" x")

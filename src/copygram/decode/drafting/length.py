@@ -116,6 +116,14 @@ class DraftSizer:
             return self.lengths.length(source, self.feed, self.misses.get(source, 0))
         return self._k.get(source, self.max_tokens)
 
+    def acceptance(self, source: str) -> float:
+        """How often ``source``'s drafted tokens were kept in this run (its prior before any
+        verdict; one half without a cost model), its recent misses discounted."""
+        misses = self.misses.get(source, 0)
+        if self.lengths is not None:
+            return self.lengths.acceptance(source, misses)
+        return 0.5**(misses + 1)
+
     def feedback(self, source: str, proposed: int, accepted: int) -> None:
         """Learn from a verified draft of ``proposed`` tokens, ``accepted`` of them taken."""
         self.misses[source] = self.misses.get(source, 0) + 1 if accepted == 0 else 0

@@ -22,8 +22,12 @@ Per call it drafts, in this order:
   earlier in the output), as prompt-lookup decoding searches the prompt and then the output: an
   output repeats itself (a pattern written again, a model that loops) where the prediction has
   nothing; at each n-gram length the prediction is searched first;
+* ``"prompt"``: prompt-lookup over the prompt's tokens (``context``: the instruction, the chat
+  template, the examples), as prompt-lookup decoding searches the whole prompt: a model that
+  explains its edit repeats the instruction's words, which the prediction may not hold; at each
+  n-gram length the prediction and the output are searched first;
 * no prediction draft past the prediction's last line at the start of an output line (the output
-  is most likely ending), only an echo.
+  is most likely ending), only an echo or the prompt.
 
 Drafts start at a byte offset of the prediction; where that offset is a token boundary of the
 prediction's tokenization, the draft is the prediction's own tokens from there, else the text from
@@ -80,7 +84,7 @@ class PredictionDrafter:
 
     def __init__(self, prediction: str, tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig,
-                 profile: BatchProfile | None = None) -> None:
+                 profile: BatchProfile | None = None, context: Sequence[int] = ()) -> None:
         self.config = config
         self._tokenize = tokenize
         self._token_bytes = token_bytes
@@ -99,6 +103,8 @@ class PredictionDrafter:
             self._where.setdefault(line, []).append(index)
         self._index = DocumentIndex(self._tokens, [], token_bytes, config.max_ngram)
         self._history = NgramIndex(config.max_ngram)  # the output so far, for echo drafts
+        self._context = NgramIndex(config.max_ngram)  # the prompt, for prompt drafts
+        self._context.extend(context)
         self.sizer = DraftSizer(config.max_tokens, profile, config.adaptive, self.PRIORS)
         self.anchor = 0  # the prediction line the current output line should match
         self._line = bytearray()  # the current (unfinished) output line
@@ -142,9 +148,11 @@ class PredictionDrafter:
     def propose(self, output: Sequence[int], feed: int = 1) -> Draft | None:
         """A draft continuing ``output`` (every token generated so far); ``feed``: tokens the
         verifying forward appends before it."""
-        if not self._tokens or not self.config.max_tokens:
+        if not self.config.max_tokens:
             return None
         self._take(output)
+        if not self._tokens:
+            return self._lookup(output, prediction=False)
         self.sizer.feed = feed
         located = self._locate()
         if located is not None:
@@ -206,7 +214,7 @@ class PredictionDrafter:
     def _lookup(self, output: Sequence[int], prediction: bool = True) -> Draft | None:
         """What follows the longest recent n-gram of ``output`` in the prediction (the match
         at or after the anchor line first; skipped unless ``prediction``), else earlier in the
-        output itself."""
+        output itself, else in the prompt."""
         line_start = self._starts[min(self.anchor, len(self._lines))]
         preferred = bisect_left(self._ends, line_start + 1) if line_start else 0
         limits: dict[str, int] = {}
@@ -218,14 +226,18 @@ class PredictionDrafter:
 
         for size in range(min(self.config.max_ngram, len(output)), 0, -1):
             key = tuple(output[-size:])
+            found: list[Draft] = []
             if prediction and self._index.has(key) and limit("lookup"):
-                follow = self._index.follow(key, preferred, limit("lookup"))
-                if follow:
-                    return Draft(follow, source="lookup")
+                found.append(Draft(self._index.follow(key, preferred, limit("lookup")),
+                                   source="lookup"))
             if self._history.has(key) and limit("echo"):
-                follow = self._history.follow(key, limit("echo"))
-                if follow:
-                    return Draft(follow, source="echo")
+                found.append(Draft(self._history.follow(key, limit("echo")), source="echo"))
+            if self._context.has(key) and limit("prompt"):
+                found.append(Draft(self._context.follow(key, limit("prompt")), source="prompt"))
+            found = [draft for draft in found if draft.tokens]
+            if found:
+                # The source whose drafts this edit has kept most (ties: the order above).
+                return max(found, key=lambda draft: self.sizer.acceptance(draft.source))
         return None
 
     def feedback(self, draft: Draft, accepted: int) -> None:
