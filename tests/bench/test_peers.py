@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from copygram.backends.base import Backend
 from copygram.bench import peers
 from copygram.bench.peers import llama_greedy, lookup_generator
 from copygram.config import BackendConfig
@@ -116,17 +117,23 @@ def test_hf_greedy_cuts_at_eos_and_counts_forwards() -> None:
     assert hf_greedy(FakeModel([5, 6, 7], 0), [1], 3, EOS_IDS).stop == "budget"
 
 
+def default_model(n_ctx: int) -> tuple[Backend, BackendConfig]:
+    """The default model on llama.cpp, one thread, or a skip where it is not installed."""
+    from copygram.backends import load
+
+    config = BackendConfig(backend="llamacpp", n_ctx=n_ctx, n_threads=1)
+    try:
+        return load(config), config
+    except BackendError as exc:
+        pytest.skip(f"no default model: {exc}")
+
+
 @pytest.mark.llamacpp
 def test_lookup_peer_on_the_default_model() -> None:
-    from copygram.backends import load
     from copygram.bench.data import EditRow
     from copygram.bench.quality import LookupPeer, evaluate_row, rewrite_request
 
-    config = BackendConfig(backend="llamacpp", n_ctx=1024, n_threads=1)
-    try:
-        backend = load(config)
-    except BackendError as exc:  # the default model is not installed
-        pytest.skip(f"no default model: {exc}")
+    backend, config = default_model(1024)
     document = "def add(a, b):\n    return a - b\n"
     row = EditRow("quixbugs_python", "add", document, document.replace("-", "+"),
                   instruction="Fix the bug in add.", lang="python", meta={})
@@ -136,3 +143,14 @@ def test_lookup_peer_on_the_default_model() -> None:
     assert 0 < quality.decoded_tokens <= 24 and stats["budget"] == 24
     assert stats["prompt_tokens"] == len(rewrite_request(backend, document, row.instruction)[0])
     assert 0 < quality.forwards <= quality.decoded_tokens
+
+
+@pytest.mark.llamacpp
+def test_lookup_peer_takes_a_prompt_longer_than_a_batch() -> None:
+    # llama-cpp-python sizes its score buffer by n_batch (512) unless logits_all is passed,
+    # though a draft model writes every position's logits: a longer prompt used to fail.
+    backend, config = default_model(2048)
+    generate = lookup_generator(backend, config)
+    prompt = list(range(100, 700))  # 600 tokens, over the 512 of one batch
+    run = generate(prompt, 8)
+    assert 0 < len(run.tokens) <= 8 and run.stop in ("eos", "budget")

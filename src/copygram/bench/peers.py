@@ -162,6 +162,10 @@ def llama_model(config: BackendConfig, n_ctx: int, lookup_k: int | None = None) 
                                "n_threads_batch": threads, "verbose": False}
     if lookup_k is not None:
         options["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=lookup_k)
+        # A draft model turns on logits for every position, but llama-cpp-python 0.3.x sizes
+        # its score buffer from this argument (n_batch rows when False): without it a prompt
+        # and output past 512 tokens fail with "could not broadcast ... into shape (0,)".
+        options["logits_all"] = True
     return llama_cpp.Llama(str(path), **options)
 
 
