@@ -150,6 +150,10 @@ def test_rewrite_mode_as_an_approach() -> None:
     assert quality.accepted_prediction_tokens > 0 and quality.forwards < len(reply)
     assert quality.gen_s is not None and quality.gen_s == stats["gen_s"]
     assert 0 < quality.gen_s <= quality.wall_s
+    # The kernel curve's bound: the reply's tokens, its unchanged lines at the batched price.
+    assert quality.output_tokens == stats["output_tokens"] == len(session.backend.tokenize(reply))
+    assert quality.bound_steps is not None and quality.bound_steps == stats["bound_steps"]
+    assert 0 < quality.bound_steps < quality.output_tokens
     tight = EditSession(ScriptedBackend(reply=reply, context_length=50), mode="rewrite")
     text, _, error = rewrite_mode_approach(tight)(row)
     assert text is None and error is not None and error.startswith("DocumentError")

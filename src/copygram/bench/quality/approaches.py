@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from copygram.bench.data import EditRow
+from copygram.bench.quality.bound import copy_bound
 from copygram.bench.quality.scoring import Approach, ApproachResult
 from copygram.decode.rewrite import extract_document, rewrite_budget
 from copygram.decode.stats import RunStats
@@ -213,8 +214,10 @@ def program_approach(session: EditSession) -> Approach:
 def rewrite_mode_approach(session: EditSession) -> Approach:
     """copygram's rewrite mode as an :data:`Approach` (``session`` must be in rewrite mode): the
     same prompt, budget and fence stripping as the baseline, drafted from the file. Its stats
-    add ``accepted_prediction_tokens``, ``rejected_prediction_tokens``, ``forwards`` and
-    ``raw`` (compared with the baseline's by :func:`~copygram.bench.quality.command.run_rows`)."""
+    add ``accepted_prediction_tokens``, ``rejected_prediction_tokens``, ``forwards``, ``raw``
+    (compared with the baseline's by :func:`~copygram.bench.quality.command.run_rows`), and the
+    output's :func:`~copygram.bench.quality.bound.copy_bound` (``output_tokens``,
+    ``bound_steps``)."""
     if session.mode != "rewrite":
         raise ValueError("rewrite_mode_approach needs a session in rewrite mode")
 
@@ -224,7 +227,10 @@ def rewrite_mode_approach(session: EditSession) -> Approach:
         except CopygramError as exc:
             return None, {}, f"{type(exc).__name__}: {exc}"
         stats = result.stats
+        bound = copy_bound(result.raw, row.before, session.backend.tokenize,
+                           session.backend.batch_profile)
         return result.text, {"decoded_tokens": stats.decoded_tokens,
+                             "output_tokens": bound.tokens, "bound_steps": bound.steps,
                              "accepted_prediction_tokens": stats.drafted_tokens,
                              "rejected_prediction_tokens": stats.rejected_tokens,
                              "forwards": stats.forwards, "tie_steps": stats.tie_steps,

@@ -1,5 +1,9 @@
 """Pooling ``bench quality``'s rows per dataset and approach (the ``--json`` layout), the
-per-row speed comparisons (:data:`SPEED_PAIRS`), the markdown tables, and the pass-rate plot."""
+per-row speed comparisons (:data:`SPEED_PAIRS`), the markdown tables, and the pass-rate plot.
+
+Rewrite mode's entry also gets ``bound_speedup`` (its outputs' tokens over the steps a perfect
+drafter would spend on them, :mod:`copygram.bench.quality.bound`) and ``measured_over_bound``
+(its generation speedup against the plain rewrite over that bound)."""
 
 from __future__ import annotations
 
@@ -63,10 +67,19 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
                 "same_as_rewrite": (sum(bool(q.same_as_rewrite) for q in compared)
                                     if compared else None),
             }
+            bounded = [q for q in group if q.bound_steps]
+            if bounded:
+                pooled[dataset][name]["bound_speedup"] = (
+                    sum(q.output_tokens for q in bounded)
+                    / sum(q.bound_steps or 0.0 for q in bounded))
         for name, reference in SPEED_PAIRS:
             if name in approaches and reference in approaches:
                 pooled[dataset][name].update(
                     _speed(approaches[name], approaches[reference], reference))
+        mode = pooled[dataset].get(REWRITE_MODE, {})
+        measured, bound = mode.get(f"gen_speedup_vs_{REWRITE}"), mode.get("bound_speedup")
+        if measured is not None and bound:
+            mode["measured_over_bound"] = measured / bound
     return pooled
 
 
@@ -155,16 +168,21 @@ def _speed_table(pooled: Pooled) -> str:
             gen_speedup = entry.get(f"gen_speedup_vs_{reference}")
             gen_rows = (f"{int(entry.get(f'gen_faster_than_{reference}') or 0)}"
                         f"/{int(gen_compared)}" if gen_compared else "-")
+            bound = entry.get("bound_speedup") if reference == REWRITE else None
+            share = entry.get("measured_over_bound") if reference == REWRITE else None
             lines.append(
                 f"| {dataset} | {name} | {reference} "
                 f"| {int(entry.get(f'faster_than_{reference}') or 0)}/{int(compared)} "
                 f"| {'-' if speedup is None else f'{speedup:.2f}x'} | {gen_rows} "
-                f"| {'-' if gen_speedup is None else f'{gen_speedup:.2f}x'} |")
+                f"| {'-' if gen_speedup is None else f'{gen_speedup:.2f}x'} "
+                f"| {'-' if bound is None else f'{bound:.2f}x'} "
+                f"| {'-' if share is None else f'{share:.0%}'} |")
     if not lines:
         return ""
     return ("\n| dataset | approach | vs | faster rows | speedup (summed wall) "
-            "| faster rows, generation | speedup (summed generation) |\n"
-            "|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
+            "| faster rows, generation | speedup (summed generation) | bound (kernel curve) "
+            "| measured / bound |\n"
+            "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
 
 
 def write_plot(directory: str | Path, pooled: Pooled) -> Path:

@@ -92,6 +92,10 @@ class RowQuality:
     # The generation phase of wall_s: from the end of the prompt's forward, where the approach
     # reports it (the prompt costs every approach the same and no draft can shorten it).
     gen_s: float | None = None
+    # Rewrite mode: the output's tokens and the decode steps a perfect drafter would spend on
+    # them (copygram.bench.quality.bound), for the measured / bound ratio.
+    output_tokens: int = 0
+    bound_steps: float | None = None
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
@@ -159,7 +163,9 @@ def evaluate_row(row: EditRow, name: str, approach: Approach, *,
     quality = replace(quality, forwards=_decoded(stats, "forwards"),
                       accepted_prediction_tokens=_decoded(stats, "accepted_prediction_tokens"),
                       rejected_prediction_tokens=_decoded(stats, "rejected_prediction_tokens"),
-                      gen_s=_seconds(stats, "gen_s"))
+                      gen_s=_seconds(stats, "gen_s"),
+                      output_tokens=_decoded(stats, "output_tokens"),
+                      bound_steps=_seconds(stats, "bound_steps"))
     return quality, result
 
 
