@@ -21,11 +21,13 @@ Per call it drafts, in this order:
 * ``"echo"``: prompt-lookup over the output written so far (what followed the same n-gram
   earlier in the output), as prompt-lookup decoding searches the prompt and then the output: an
   output repeats itself (a pattern written again, a model that loops) where the prediction has
-  nothing; at each n-gram length the prediction is searched first;
+  nothing;
 * ``"prompt"``: prompt-lookup over the prompt's tokens (``context``: the instruction, the chat
   template, the examples), as prompt-lookup decoding searches the whole prompt: a model that
-  explains its edit repeats the instruction's words, which the prediction may not hold; at each
-  n-gram length the prediction and the output are searched first;
+  explains its edit repeats the instruction's words, which the prediction may not hold;
+* of these three lookups, the longest n-gram that any of them holds decides, and where more
+  than one holds it, the source whose drafts this edit has kept most
+  (:meth:`DraftSizer.acceptance`; on a tie, the order above);
 * no prediction draft past the prediction's last line at the start of an output line (the output
   is most likely ending), only an echo or the prompt.
 
