@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from copygram.language.lines import split_lines
+
 if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
 
@@ -42,9 +44,8 @@ def copy_bound(output: str, document: str, tokenize: Callable[[str], list[int]],
                profile: BatchProfile) -> CopyBound:
     """:class:`CopyBound` of ``output`` (a rewrite of ``document``) on ``profile``."""
     tokens = len(tokenize(output)) if output else 0
-    out_lines = output.splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, out_lines, document.splitlines(keepends=True),
-                                      autojunk=False)
+    out_lines = split_lines(output)
+    matcher = difflib.SequenceMatcher(None, out_lines, split_lines(document), autojunk=False)
     copied = sum(len(tokenize("".join(out_lines[start : start + size])))
                  for start, _, size in matcher.get_matching_blocks() if size)
     copied = min(copied, tokens)  # a block tokenized alone may split a token the output merged

@@ -76,10 +76,11 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
             if name in approaches and reference in approaches:
                 pooled[dataset][name].update(
                     _speed(approaches[name], approaches[reference], reference))
-        mode = pooled[dataset].get(REWRITE_MODE, {})
-        measured, bound = mode.get(f"gen_speedup_vs_{REWRITE}"), mode.get("bound_speedup")
-        if measured is not None and bound:
-            mode["measured_over_bound"] = measured / bound
+        mode = pooled[dataset].get(REWRITE_MODE)
+        if mode is not None:
+            measured, bound = mode.get(f"gen_speedup_vs_{REWRITE}"), mode.get("bound_speedup")
+            if measured is not None and bound:
+                mode["measured_over_bound"] = measured / bound
     return pooled
 
 
