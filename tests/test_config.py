@@ -88,8 +88,9 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("n_ctx", True, "integer >= 1"),
     ("n_threads", "2", "integer >= 1"),
     ("n_threads", -2, "integer >= 1"),
-    ("batch_invariant", "false", "true or false"),
-    ("batch_invariant", 0, "true or false"),
+    ("batch_invariant", "false", "true, false or \"auto\""),
+    ("batch_invariant", 0, "true, false or \"auto\""),
+    ("batch_invariant", "Auto", "true, false or \"auto\""),
     ("model", 3, "catalog name"),
     ("model", "", "catalog name"),
     ("model", "qwen2.5-coder-7b", "catalog name"),
@@ -301,7 +302,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "device": st.sampled_from(["auto", "cpu", "cuda"]),
     "n_ctx": st.integers(1, 1 << 20),
     "n_threads": st.integers(1, 512),
-    "batch_invariant": st.booleans(),
+    "batch_invariant": st.sampled_from([True, False, "auto"]),
 }
 assert set(valid_values) | {"dtype"} == set(CONFIG_KEYS)  # dtype: drawn with transformers
 
@@ -317,7 +318,7 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
         for key in ("copy_to_end", "verify_copies"):
             config.pop(key, None)
         config["engine"] = "llguidance"
-    if config.get("batch_invariant") and config.get("device") == "cuda":
+    if config.get("batch_invariant") is True and config.get("device") == "cuda":
         del config["batch_invariant"]  # refused: llama.cpp's CUDA kernels are not invariant
     if draw(st.booleans()):
         config.pop("batch_invariant", None)  # refused with transformers
@@ -338,6 +339,9 @@ def test_random_valid_configs_round_trip(config: dict[str, object]) -> None:
     assert parse_config(parsed.to_dict()) == parsed
     for key, value in config.items():
         part = parsed.session if key in SESSION_KEYS else parsed.backend
+        if key == "batch_invariant" and value == "auto" and (
+                config.get("backend") == "transformers" or config.get("device") == "cuda"):
+            value = False  # no batch-invariant kernels there; the parsed config says so
         assert getattr(part, key) == value
     import tomllib
 

@@ -63,6 +63,8 @@ __all__ = [
 BackendName = Literal["llamacpp", "transformers"]
 Device = Literal["auto", "cpu", "cuda"]
 DType = Literal["auto", "float32", "bfloat16", "float16"]
+# True: required (a load that cannot give it fails); "auto": where it costs nothing; False: off.
+BatchInvariance = bool | Literal["auto"]
 
 BACKENDS: Final[tuple[BackendName, ...]] = ("llamacpp", "transformers")
 DEVICES: Final[tuple[Device, ...]] = ("auto", "cpu", "cuda")
@@ -251,8 +253,9 @@ class BackendConfig:
     n_ctx: int | None = None
     n_threads: int | None = None
     # A batched forward's rows equal one-token steps bit for bit (llama.cpp on a CPU): the
-    # output of drafted decoding is then plain greedy's on every run (docs/config.md).
-    batch_invariant: bool = False
+    # output of drafted decoding is then plain greedy's on every run (docs/config.md). "auto":
+    # where the build and device give it at no cost, checked when the model loads.
+    batch_invariant: BatchInvariance = "auto"
 
     def __post_init__(self) -> None:
         if isinstance(self.backend, dict):  # a TOML [backend] table
@@ -265,14 +268,16 @@ class BackendConfig:
         if backend == "llamacpp" and dtype != "auto":
             raise _invalid("dtype", dtype, "'auto' with backend 'llamacpp' (a GGUF file fixes "
                            "llama.cpp's weight types; dtype applies to backend 'transformers')")
-        invariant = check_flag("batch_invariant", self.batch_invariant)
-        if invariant and backend != "llamacpp":
+        invariant = _check_invariance(self.batch_invariant)
+        if invariant is True and backend != "llamacpp":
             raise _invalid("batch_invariant", invariant, "false with backend 'transformers' "
                            "(batch-invariant kernels exist here for llama.cpp on a CPU; "
                            "Transformers re-decides near-ties instead, see tie_tolerance)")
-        if invariant and self.device == "cuda":
+        if invariant is True and self.device == "cuda":
             raise _invalid("batch_invariant", invariant, "false with device 'cuda' (llama.cpp's "
                            "CUDA kernels change with the batch size; use device 'cpu')")
+        if invariant == "auto" and (backend != "llamacpp" or self.device == "cuda"):
+            invariant = False  # no batch-invariant kernels there: say so in the parsed config
         checked: dict[str, object] = {
             "backend": backend,
             "model": _check_model(self.model, backend),
@@ -289,6 +294,14 @@ class BackendConfig:
     def is_catalog_model(self) -> bool:
         """Whether ``model`` names a catalog entry (or alias) rather than a path or hub name."""
         return _is_catalog_name(self.model)
+
+
+def _check_invariance(value: object) -> BatchInvariance:
+    if value == "auto" and isinstance(value, str):
+        return "auto"
+    if not isinstance(value, bool):
+        raise _invalid("batch_invariant", value, "true, false or \"auto\"")
+    return value
 
 
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")

@@ -28,9 +28,12 @@ def test_batch_invariant_is_refused_where_it_cannot_hold(config: dict[str, objec
         parse_config(config)
 
 
-def test_batch_invariant_is_a_flag_off_by_default() -> None:
-    assert parse_config({}).backend.batch_invariant is False
+def test_batch_invariant_is_auto_by_default_and_off_where_no_kernels_give_it() -> None:
+    assert parse_config({}).backend.batch_invariant == "auto"
     assert parse_config({"batch_invariant": True}).backend.batch_invariant is True
+    assert parse_config({"batch_invariant": False}).backend.batch_invariant is False
+    assert parse_config({"device": "cuda"}).backend.batch_invariant is False
+    assert parse_config({"backend": "transformers"}).backend.batch_invariant is False
 
 
 @pytest.mark.llamacpp
@@ -62,18 +65,68 @@ def test_the_real_model_suite_in_a_process_of_its_own() -> None:
     assert " passed" in done.stdout
 
 
+# Qwen2.5-Coder-1.5B has Q6_K tensors, which are not repacked on x86: forcing the tiled K-quant
+# matmul on makes its batched rows differ from one-token steps. (The 0.5B's K-quant tensors are all
+# repacked, so the switch does not reach it.)
+_TILED_MODEL = "qwen2.5-coder-1.5b"
+
+
 @pytest.mark.llamacpp
 def test_the_load_probe_refuses_a_process_whose_kernels_are_not_invariant() -> None:
     """With the tiled K-quant matmul forced on, a K-quant model's batched rows differ from its
-    steps, and loading it batch-invariant fails with what to do."""
-    if not model_status(get_entry("qwen2.5-coder-0.5b")).present:
-        pytest.skip("qwen2.5-coder-0.5b is not on this machine (a K-quant model is needed)")
+    steps, with and without repacked weights, and loading it batch-invariant fails with what to
+    do."""
+    if not model_status(get_entry(_TILED_MODEL)).present:
+        pytest.skip(f"{_TILED_MODEL} is not on this machine")
     code = ("from copygram.backends import load\n"
             "from copygram.errors import BackendError\n"
             "try:\n"
-            "    load({'model': 'qwen2.5-coder-0.5b', 'n_ctx': 512, 'batch_invariant': True})\n"
+            f"    load({{'model': '{_TILED_MODEL}', 'n_ctx': 512, 'batch_invariant': True}})\n"
             "except BackendError as exc:\n"
             "    print('refused:', exc)\n")
     done = _run(["-c", code], GGML_CPU_TILED_MM="1")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "refused:" in done.stdout and "GGML_CPU_TILED_MM" in done.stdout, done.stdout
+
+
+_AUTO_LOAD = ("import sys\n"
+              "from copygram.backends import load\n"
+              "from copygram.backends.base import LLAMACPP_CPU, LLAMACPP_CPU_INVARIANT\n"
+              "b = load({'model': sys.argv[1], 'n_ctx': 512})\n"
+              "profile = {LLAMACPP_CPU: 'default', LLAMACPP_CPU_INVARIANT: 'repacked'}\n"
+              "print('invariant:', b.batch_invariant, profile.get(b.batch_profile, 'other'))\n")
+
+
+@pytest.mark.llamacpp
+def test_auto_gives_invariance_with_the_repacked_kernels_of_the_bootstrap_build() -> None:
+    """The default config asks for invariance; with llama-cpp-python built by `make bootstrap`
+    (scripts/patches) a K-quant model keeps its repacked weights, at the default kernels' cost."""
+    if not model_status(get_entry("qwen2.5-coder-0.5b")).present:
+        pytest.skip("qwen2.5-coder-0.5b is not on this machine (a K-quant model is needed)")
+    done = _run(["-c", _AUTO_LOAD, "qwen2.5-coder-0.5b"])
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "invariant: True repacked" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+@pytest.mark.llamacpp
+def test_auto_keeps_the_default_kernels_where_the_probe_fails() -> None:
+    """With the tiled K-quant matmul forced on, rows are not invariant: "auto" loads anyway, with
+    the default kernels and the near-tie re-decision of their profile, where True refuses."""
+    if not model_status(get_entry(_TILED_MODEL)).present:
+        pytest.skip(f"{_TILED_MODEL} is not on this machine")
+    done = _run(["-c", _AUTO_LOAD, _TILED_MODEL], GGML_CPU_TILED_MM="1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "invariant: False default" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+@pytest.mark.llamacpp
+def test_a_context_too_small_for_the_probe_is_refused_when_required() -> None:
+    from copygram.backends import load
+
+    with pytest.raises(BackendError, match="too small for the load probe"):
+        load({"n_ctx": 16, "batch_invariant": True})
+    small = load({"n_ctx": 16})  # "auto": loads, without the claim
+    try:
+        assert small.batch_invariant is False  # type: ignore[attr-defined]
+    finally:
+        small.close()  # type: ignore[attr-defined]

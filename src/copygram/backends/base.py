@@ -62,12 +62,16 @@ class BatchProfile:
 # its batched rows differ from one-token steps by up to 0.6 in the top-2 margin (111 rows, two
 # models), so margins within 1.0 are re-decided.
 LLAMACPP_CPU = BatchProfile(((1, 1.0), (8, 4.5), (32, 13.0), (128, 50.0), (512, 190.0)), 1.0)
-# The same with batch-invariant kernels (LlamaCppBackend(batch_invariant=True): no tiled matmul,
-# no repacked weights, no llamafile sgemm): batched rows are one-token steps bit for bit, so no
-# near-tie is re-decided, but a batched token costs up to ~2x more than with those kernels
-# (Qwen2.5-Coder-1.5B Q4_K_M, 2 cores: 128 tokens cost 76 steps against 38).
-LLAMACPP_CPU_INVARIANT = BatchProfile(((1, 1.0), (8, 5.5), (32, 19.3), (128, 76.0),
-                                       (512, 324.0)), 0.0)
+# The same, batch-invariant (LlamaCppBackend(batch_invariant=...)): no tiled K-quant matmul, no
+# llamafile sgemm, and repacked weights whose one-row gemv sums as their 4-row gemm does (the
+# patch `make bootstrap` applies, scripts/patches): batched rows are one-token steps bit for bit,
+# so no near-tie is re-decided, at the default kernels' cost (Qwen2.5-Coder-1.5B Q4_K_M, 2 cores:
+# 128 tokens ~36 steps against ~38).
+LLAMACPP_CPU_INVARIANT = BatchProfile(LLAMACPP_CPU.costs, 0.0)
+# Batch-invariant on a build without that patch: the weights are not repacked, and a batched token
+# costs up to ~2x more (the same model: 128 tokens cost 76 steps against 38).
+LLAMACPP_CPU_UNPACKED = BatchProfile(((1, 1.0), (8, 5.5), (32, 19.3), (128, 76.0), (512, 324.0)),
+                                     0.0)
 # GPU offload: a forward is bound by weight reads until the batch is large.
 LLAMACPP_GPU = BatchProfile(((1, 1.0), (8, 1.1), (32, 1.3), (128, 2.0), (512, 6.0)), 1.0)
 # Transformers fp32 on a CPU (`copygram bench kernel --backend transformers`, SmolLM2-135M, 2

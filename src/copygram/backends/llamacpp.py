@@ -8,14 +8,17 @@ the KV cache is allocated) and the threads (:func:`~copygram.backends._common.de
 Batches are filled through numpy views of one ``llama_batch`` allocated at load time, so building
 a 512-token batch costs microseconds, not a Python loop over ctypes fields.
 
-Batch invariance (``batch_invariant=True``, CPU only): llama.cpp's batched rows differ from
-one-token steps (by up to ~0.6 in a logit) because three kernels change with the batch shape: the
-tiled K-quant matmul taken from 8 rows up, the weight repacking's 4-row gemm, and llamafile's
-sgemm. Without them (``GGML_CPU_TILED_MM=0``, no extra buffer types, a build with
-``-DGGML_LLAMAFILE=OFF``) every row is a one-token step's bit for bit, so drafted decoding needs
-no near-tie re-decision and equals plain greedy on every run. The price: a batched token costs up
-to ~2x more (128 known tokens of Qwen2.5-Coder-1.5B on 2 cores: 76 decode steps against 38); a
-one-token step costs the same.
+Batch invariance (``batch_invariant``, CPU only; ``"auto"`` by default): llama.cpp's batched rows
+can differ from one-token steps (by up to ~0.6 in a logit) because three kernels change with the
+batch shape: the tiled K-quant matmul taken from 8 rows up, llamafile's sgemm, and the repacked
+Q4_K weights, whose one-row gemv summed in another order than their 4-row gemm. ``make bootstrap``
+builds llama-cpp-python without llamafile and with a patch that makes the gemv sum as the gemm
+does (scripts/patches); with the tiled matmul off (``GGML_CPU_TILED_MM=0``) every row is then a
+one-token step's bit for bit, so drafted decoding needs no near-tie re-decision and equals plain
+greedy on every run, at the default kernels' cost. A load probe checks it; where it fails,
+``"auto"`` keeps the default kernels and ``True`` reloads without repacked weights (invariant,
+but a batched token costs up to ~2x more: 128 known tokens of Qwen2.5-Coder-1.5B on 2 cores, 76
+decode steps against 38) or fails.
 
 BOS: spans are spliced without BOS. The chat prompt carries the BOS as text only when the GGUF asks
 for one (``tokenizer.ggml.add_bos_token``) and the template did not write it; SmolLM2 asks for none.
@@ -50,11 +53,12 @@ from copygram.backends._common import (
 from copygram.backends.base import (
     LLAMACPP_CPU,
     LLAMACPP_CPU_INVARIANT,
+    LLAMACPP_CPU_UNPACKED,
     LLAMACPP_GPU,
     BatchProfile,
     Logits,
 )
-from copygram.config import BackendConfig, Device
+from copygram.config import BackendConfig, BatchInvariance, Device
 from copygram.errors import BackendError, missing_dependency
 
 try:
@@ -70,10 +74,12 @@ DEFAULT_N_BATCH = 512
 
 # ggml reads this once per process, at the first matmul that could take the tiled kernel.
 TILED_MATMUL_ENV = "GGML_CPU_TILED_MM"
-# Tokens of the invariance probe: a prefix, then a batch of 8 (the tiled kernel's threshold).
-_PROBE_TEXT = "def add(x, y):\n    return x + y\n\nprint(add(1, 2))\n"
+# Tokens of the invariance probe: a prefix, then 21 tokens (every path of the repacked kernels
+# and above the tiled kernel's threshold of 8 rows).
+_PROBE_TEXT = ("def add(x, y):\n    return x + y\n\n\ndef mul(x, y):\n    return x * y\n\n\n"
+               "print(add(1, 2), mul(3, 4))\n")
 _PROBE_PREFIX = 3
-_PROBE_BATCH = 8
+_PROBE_BATCH = 21
 _model_params_lock = threading.Lock()
 
 
@@ -99,6 +105,12 @@ def _model_params(**fields: object) -> Iterator[None]:
             module.llama_model_default_params = original
 
 
+def _has_llamafile() -> bool:
+    """Whether this build runs llamafile's sgemm, whose results change with the batch size."""
+    info = bytes(llama_cpp.llama_print_system_info()).decode("utf-8", "replace")
+    return "LLAMAFILE = 1" in info
+
+
 def _check_invariance_build(offloads: bool) -> None:
     """Refuse ``batch_invariant`` where the build cannot give it, before the model loads (O(1))."""
     if offloads:
@@ -106,8 +118,7 @@ def _check_invariance_build(offloads: bool) -> None:
             "batch_invariant needs device 'cpu': this llama-cpp-python build offloads to a GPU, "
             "whose kernels change with the batch size; set device = 'cpu' or batch_invariant = "
             "false")
-    info = bytes(llama_cpp.llama_print_system_info()).decode("utf-8", "replace")
-    if "LLAMAFILE = 1" in info:
+    if _has_llamafile():
         raise BackendError(
             "batch_invariant needs llama-cpp-python built without llamafile's sgemm, whose "
             "results change with the batch size; rebuild it with CMAKE_ARGS=\"-DGGML_NATIVE=OFF "
@@ -140,17 +151,19 @@ class LlamaCppBackend:
         n_threads: int | None = None,
         n_batch: int = DEFAULT_N_BATCH,
         device: Device = "auto",
-        batch_invariant: bool = False,
+        batch_invariant: BatchInvariance = "auto",
     ) -> None:
         """Load ``model_path`` (a GGUF file). ``n_ctx``: default 4096, capped at the model's
         trained context (with a warning when asked for more); ``n_threads``: default
         :func:`~copygram.backends._common.default_threads`; ``device``: ``"auto"`` offloads every
         layer when this llama-cpp-python build can, ``"cuda"`` requires that, ``"cpu"`` never.
 
-        ``batch_invariant``: load so that batched rows equal one-token steps bit for bit (see the
-        module docstring); checked at load by a probe of 8 tokens batched against 8 steps (~9
-        decode steps: ~1 s for a 1.5B model on 2 cores), a :class:`BackendError` if they
-        differ."""
+        ``batch_invariant`` (see the module docstring): ``True`` loads so that batched rows
+        equal one-token steps bit for bit, or fails with a :class:`BackendError`; ``"auto"`` does
+        so where it costs nothing (a CPU, a build without llamafile's sgemm, kernels that pass
+        the probe) and otherwise keeps the default kernels; ``False`` never asks. Checked at load
+        by a probe that splits 21 tokens two ways (two forwards of ~20 tokens: ~0.6 s for a 1.5B
+        model on 2 cores); :attr:`batch_invariant` says what the loaded model gives."""
         gpu = bool(llama_cpp.llama_supports_gpu_offload())
         if device == "cuda" and not gpu:
             raise BackendError(
@@ -163,17 +176,18 @@ class LlamaCppBackend:
         threads = n_threads or default_threads()
         self.n_threads = threads
         offloads = gpu and device != "cpu"
-        if batch_invariant:
+        if batch_invariant is True:
             _check_invariance_build(offloads)
+        asks = batch_invariant is True or (
+            batch_invariant == "auto" and not offloads and not _has_llamafile())
+        if asks:
             # Read by ggml at the process's first tiled-eligible matmul; a value the user set
-            # stays (the load probe below refuses one that breaks invariance).
+            # stays (the load probe refuses one that breaks invariance).
             os.environ.setdefault(TILED_MATMUL_ENV, "0")
-        self.batch_invariant = batch_invariant
 
-        def open_llama(context: int) -> llama_cpp.Llama:
-            # Repacked weights run a 4-row gemm whose rows differ from its one-row gemv.
-            params = (_model_params(use_extra_bufts=False) if batch_invariant
-                      else contextlib.nullcontext())
+        def open_llama(context: int, repacked: bool) -> llama_cpp.Llama:
+            params = (contextlib.nullcontext() if repacked
+                      else _model_params(use_extra_bufts=False))
             try:
                 with params:
                     return llama_cpp.Llama(
@@ -190,26 +204,68 @@ class LlamaCppBackend:
             except (ValueError, RuntimeError) as exc:
                 raise BackendError(f"llama.cpp could not load {path}: {exc}") from exc
 
-        # The trained context comes from the GGUF header, before the KV cache is allocated: a
-        # huge n_ctx is capped before it costs memory.
-        trained = gguf_context_length(path)
-        context = cap_context(n_ctx, trained, path.name)
-        llm = open_llama(context)
-        if trained is None:  # a header this reader did not understand: ask the loaded model
-            capped = cap_context(n_ctx, int(llama_cpp.llama_model_n_ctx_train(llm.model)),
-                                 path.name)
-            if capped != context:
-                llm.close()
-                llm = open_llama(capped)
-        self._llm = llm
-        self._profile = (LLAMACPP_GPU if offloads
-                         else LLAMACPP_CPU_INVARIANT if batch_invariant else LLAMACPP_CPU)
+        def open_sized(repacked: bool) -> llama_cpp.Llama:
+            # The trained context comes from the GGUF header, before the KV cache is allocated:
+            # a huge n_ctx is capped before it costs memory.
+            trained = gguf_context_length(path)
+            context = cap_context(n_ctx, trained, path.name)
+            llm = open_llama(context, repacked)
+            if trained is None:  # a header this reader did not understand: ask the loaded model
+                capped = cap_context(n_ctx, int(llama_cpp.llama_model_n_ctx_train(llm.model)),
+                                     path.name)
+                if capped != context:
+                    llm.close()
+                    llm = open_llama(capped, repacked)
+            return llm
+
         self.model_path = path
+        self._attach(open_sized(repacked=True))
+        self.batch_invariant = False
+        self._profile = LLAMACPP_GPU if offloads else LLAMACPP_CPU
+        probe_fits = self._n_ctx >= _PROBE_PREFIX + _PROBE_BATCH
+        if batch_invariant is True and not probe_fits:
+            self.close()
+            raise BackendError(
+                f"batch_invariant: n_ctx {self._n_ctx} is too small for the load probe "
+                f"({_PROBE_PREFIX + _PROBE_BATCH} tokens); raise n_ctx or set batch_invariant = "
+                f"\"auto\"")
+        if not asks or not probe_fits:
+            return
+        try:
+            if self._rows_equal_steps():
+                self._set_invariant(LLAMACPP_CPU_INVARIANT)
+                return
+            if batch_invariant == "auto":
+                return  # the default kernels, near-ties re-decided
+            # Repacked weights run a 4-row gemm and a one-row gemv; a stock build's gemv sums in
+            # another order. Without repacking every row is a plain dot product (slower).
+            self.close()
+            self._attach(open_sized(repacked=False))
+            if not self._rows_equal_steps():
+                raise BackendError(
+                    f"batch_invariant: a batched forward's logits differ from one-token steps in "
+                    f"this process. ggml reads {TILED_MATMUL_ENV} once per process, so load the "
+                    f"batch-invariant model before any other llama.cpp model runs, or start the "
+                    f"process with {TILED_MATMUL_ENV}=0; or set batch_invariant = false")
+            warnings.warn(
+                "batch_invariant: this llama-cpp-python build's repacked-weight kernels are not "
+                "batch-invariant, so the model was loaded without them (a batched token costs up "
+                "to ~2x more); `make bootstrap` builds llama-cpp-python with copygram's patch "
+                "(scripts/patches), which makes them so", stacklevel=2)
+            self._set_invariant(LLAMACPP_CPU_UNPACKED)
+        except BaseException:
+            self.close()
+            raise
+
+    def _attach(self, llm: llama_cpp.Llama) -> None:
+        """Take ``llm`` as this backend's model: views of its buffers, a batch of n_batch."""
+        self._llm = llm
         self.n_batch: int = llm.n_batch
         self._ctx = llm.ctx
         self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
         self._n_vocab: int = llm.n_vocab()
-        # llama.cpp pads n_ctx (to a multiple of 256); the Llama wrapper's buffers keep the size asked.
+        # llama.cpp pads n_ctx (to a multiple of 256); the Llama wrapper's buffers keep the size
+        # asked.
         self._n_ctx: int = min(llm.n_ctx(), len(llm.input_ids))
         self._ids = llm.input_ids  # the wrapper's buffer of n_ctx ids holds the cached ones
         self._n = 0
@@ -224,32 +280,26 @@ class LlamaCppBackend:
         np.ctypeslib.as_array(self._batch.n_seq_id, shape=(cap,))[:] = 1
         for i in range(cap):
             self._batch.seq_id[i][0] = 0
-
         self._eos_ids = self._find_eos_ids()
-        if batch_invariant:
-            try:
-                self._probe_invariance()
-            except BaseException:
-                self.close()
-                raise
 
-    def _probe_invariance(self) -> None:
-        """Compare one batched forward of 8 tokens with 8 one-token steps of the same tokens, bit
-        for bit; leaves the cache empty. Cost ~9 decode steps plus 16 rows of logits read."""
+    def _set_invariant(self, profile: BatchProfile) -> None:
+        self.batch_invariant = True
+        self._profile = profile
+
+    def _rows_equal_steps(self) -> bool:
+        """Whether 21 tokens in one forward give, bit for bit, the logits of one step and then a
+        forward of 20; leaves the cache empty. 21 rows take every path of the repacked kernels
+        (16-row gemm, 4-row gemm, one-row gemv), and each of those positions takes another in
+        the second split. Cost: two forwards of ~20 tokens (~15 decode steps)."""
         ids = self.tokenize(_PROBE_TEXT)[: _PROBE_PREFIX + _PROBE_BATCH]
         prefix, batch = ids[:_PROBE_PREFIX], ids[_PROBE_PREFIX:]
         self._eval(prefix, [])
-        batched = self._eval(batch, range(len(batch)))
+        whole = self._eval(batch, range(len(batch)))
         self.truncate(len(prefix))
-        stepped = np.concatenate([self._eval((token,), (0,)) for token in batch])
+        split = np.concatenate([self._eval(batch[:1], (0,)),
+                                self._eval(batch[1:], range(len(batch) - 1))])
         self.truncate(0)
-        if not np.array_equal(batched, stepped):
-            worst = float(np.abs(batched - stepped).max())
-            raise BackendError(
-                f"batch_invariant: a batched forward's logits differ from one-token steps by up "
-                f"to {worst:.3g} in this process. ggml reads {TILED_MATMUL_ENV} once per process, "
-                f"so load the batch-invariant model before any other llama.cpp model runs, or "
-                f"start the process with {TILED_MATMUL_ENV}=0; or set batch_invariant = false")
+        return bool(np.array_equal(whole, split))
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -57,9 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-ctx", type=int, default=4096, help="context length (default 4096)")
     parser.add_argument("--n-threads", type=int, default=None,
                         help="CPU threads (default: the backend's)")
-    parser.add_argument("--batch-invariant", action="store_true",
+    parser.add_argument("--batch-invariant", choices=("auto", "true", "false"), default="auto",
                         help="llama.cpp on a CPU: batch-invariant kernels, so batched rows equal "
-                             "one-token steps (config key batch_invariant; docs/config.md)")
+                             "one-token steps (config key batch_invariant, default auto; "
+                             "docs/config.md)")
     add_data_arguments(parser, default_datasets=QUALITY_DATASETS, max_lines=False)
     parser.add_argument("--approaches", default=",".join(DEFAULT_APPROACHES),
                         help=f"comma-separated, from {', '.join(APPROACHES)} (default: "
@@ -205,9 +206,13 @@ def run(args: argparse.Namespace) -> int:
                                  "n_ctx": args.n_ctx}
     if args.n_threads:
         config["n_threads"] = args.n_threads
-    if args.batch_invariant:
-        config["batch_invariant"] = True
+    if args.backend == "llamacpp":
+        config["batch_invariant"] = {"auto": "auto", "true": True, "false": False}[
+            args.batch_invariant]
     session = EditSession.from_config(config)
+    invariant = getattr(session.backend, "batch_invariant", False)
+    print(f"{session.backend.name}: batch-invariant kernels {'on' if invariant else 'off'}",
+          file=sys.stderr)
     rewriting = session.derive(mode="rewrite")
     runners: dict[str, Approach] = {}
     # Every approach on the shared backend starts a row with its own fixed prompt prefix cached
