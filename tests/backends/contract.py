@@ -143,6 +143,14 @@ class BackendContract:
         table = backend.token_bytes()
         assert b"".join(table[i] for i in ids) == text.encode("utf-8")
 
+    def test_detokenize_keeps_the_text_a_model_wrote(self, backend: Backend) -> None:
+        """llama.cpp's own detokenizer "cleans" spaces for vocabs that ask for it (Qwen2.5):
+        this continuation indent came back as one space, so the bench's plain greedy text was not
+        the model's."""
+        text = ("    return Wrapper(stream, encoding, errors,\n" + " " * 36
+                + "line_buffering=True)\n  . , ? ! 's x\n")
+        assert backend.detokenize(backend.tokenize(text)) == text
+
     def test_token_bytes_blank_for_control_tokens(self, backend: Backend,
                                                   facts: ModelFacts) -> None:
         table = backend.token_bytes()

@@ -356,10 +356,14 @@ class LlamaCppBackend:
         return ids
 
     def detokenize(self, ids: Sequence[int]) -> str:
-        """Text of ``ids`` with special tokens dropped; invalid UTF-8 (a cut multi-byte character)
-        becomes U+FFFD."""
-        raw: bytes = self._llm.detokenize(list(ids), special=False)
-        return raw.decode("utf-8", errors="replace")
+        """Text of ``ids``: their pieces joined, control tokens dropped; invalid UTF-8 (a cut
+        multi-byte character) becomes U+FFFD. Not ``llama_detokenize``: with a vocab that asks
+        for space clean-up (Qwen2.5's) it rewrites the text, e.g. a 36-space continuation indent
+        after a newline came back as one space, so the text was not what the model wrote."""
+        if ids:
+            check_ids(ids, self._n_vocab)
+        pieces = self.token_bytes()
+        return b"".join(pieces[i] for i in ids).decode("utf-8", errors="replace")
 
     def _piece(self, token_id: int, *, special: bool) -> bytes:
         buf = ctypes.create_string_buffer(256)
