@@ -66,7 +66,7 @@ LLAMACPP_CPU = BatchProfile(((1, 1.0), (8, 4.5), (32, 13.0), (128, 50.0), (512, 
 # llamafile sgemm, and repacked weights whose one-row gemv sums as their 4-row gemm does (the
 # patch `make bootstrap` applies, scripts/patches): batched rows are one-token steps bit for bit,
 # so no near-tie is re-decided, at the default kernels' cost (Qwen2.5-Coder-1.5B Q4_K_M, 2 cores:
-# 128 tokens ~36 steps against ~38).
+# 128 tokens ~40 steps, as with the default kernels).
 LLAMACPP_CPU_INVARIANT = BatchProfile(LLAMACPP_CPU.costs, 0.0)
 # Batch-invariant on a build without that patch: the weights are not repacked, and a batched token
 # costs up to ~2x more (the same model: 128 tokens cost 76 steps against 38).
