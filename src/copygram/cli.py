@@ -27,6 +27,8 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
     "e2e": ("copygram.bench.e2e", "end to end on real edits vs full regeneration and lookup"),
     "formats": ("copygram.bench.formats", "edit formats: tokens spent and exact-apply rate"),
     "quality": ("copygram.bench.quality", "the model's own edits judged by the rows' tests"),
+    "drafts": ("copygram.bench.drafts",
+               "rewrite mode's drafts vs prompt lookup, replayed on recorded outputs"),
     "serve": ("copygram.bench.serve", "copygram serve under concurrent edits: TTFT, latency"),
 }
 

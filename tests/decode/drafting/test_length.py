@@ -86,3 +86,37 @@ def test_a_profile_checks_its_points() -> None:
     with pytest.raises(ValueError, match="step_tolerance"):
         BatchProfile(((1, 1.0), (8, 3.0)), float("nan"))
     assert LLAMACPP_CPU.cost(1) == 1.0 and LLAMACPP_CPU.cost(1024) > LLAMACPP_CPU.cost(512)
+
+
+def test_a_run_source_is_sized_by_its_first_token_and_its_continuation_apart() -> None:
+    # Drafts that fail at once or go on to the end (an output repeating earlier text): kept
+    # from the first token 1 time in 3, every token after that kept.
+    cheap = profile((16, 1.2), (64, 2.6))
+    runs = DraftLength(64, cheap, runs=("echo",))
+    plain = DraftLength(64, cheap)
+    for lengths in (runs, plain):
+        for _ in range(20):
+            lengths.observe_draft("echo", proposed=10, accepted=0)
+            lengths.observe_draft("echo", proposed=10, accepted=0)
+            lengths.observe_draft("echo", proposed=10, accepted=10)
+    # The same history: a third of a run's first tokens, every token once a draft is right.
+    assert runs.acceptance("echo") == pytest.approx(21 / 62)
+    assert plain.acceptance("echo") == pytest.approx(201 / 242)
+    # One rate for both drafts too long a run: 200 of 600 tokens kept at a per-token rate of
+    # 0.83; the run model drafts the length a kept draft reaches at a third of the chance.
+    assert runs.length("echo") >= 10
+    one_in_ten = DraftLength(64, cheap, runs=("echo",))
+    for _ in range(30):
+        one_in_ten.observe_draft("echo", proposed=10, accepted=0 if _ % 10 else 1)
+    assert one_in_ten.length("echo") <= 3  # right 1 time in 10, and then only for one token
+
+
+def test_misses_in_a_row_discount_a_source_down_to_a_floor() -> None:
+    lengths = DraftLength(8, TRANSFORMERS_CPU)
+    fresh = lengths.acceptance("lookup")
+    assert lengths.acceptance("lookup", misses=1) == pytest.approx(fresh * 0.5)
+    # Measured: after 2-8 misses a source's next first token is kept ~0.4 as often, not less.
+    for misses in (2, 5, 30):
+        assert lengths.acceptance("lookup", misses=misses) == pytest.approx(fresh * 0.4)
+    # On a backend where a few drafted tokens cost almost nothing, a lost source still drafts.
+    assert lengths.length("lookup", misses=30) >= 1

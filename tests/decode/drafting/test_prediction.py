@@ -176,3 +176,26 @@ def test_the_source_whose_drafts_were_kept_is_preferred_at_the_same_n_gram() -> 
         d.feedback(Draft(tokenize(" x\n"), source="echo"), 3)
     second = propose(d, output)
     assert second is not None and second.source == "echo" and text_of(second).startswith(" x")
+
+
+def test_a_resync_gives_way_to_a_lookup_that_starts_right_more_often() -> None:
+    # The output is writing prose, not the old line: a resync (the old line after the last few
+    # characters the output shares with it) and the output's own earlier text both have a draft.
+    d = PredictionDrafter("value = compute(alpha, beta)\nnext\n", tokenize, VOCAB,
+                          DraftConfig(), TRANSFORMERS_CPU)
+    output = "beta! the sum, beta"
+    first = propose(d, output)
+    assert first is not None and first.source == "resync"  # a tie: the resync first
+    assert text_of(first).startswith(")\nnext")
+    for _ in range(3):
+        d.feedback(Draft(first.tokens, source="resync"), 0)
+        d.feedback(Draft(tokenize("! the"), source="echo"), 5)
+    second = propose(d, output)
+    assert second is not None and second.source == "echo" and text_of(second).startswith("! the")
+    # A line draft is not put in question: the output reproduces the prediction's line there.
+    kept = PredictionDrafter(PREDICTION, tokenize, VOCAB, DraftConfig(), TRANSFORMERS_CPU)
+    for _ in range(3):
+        kept.feedback(Draft(tokenize("x"), source="line"), 0)
+        kept.feedback(Draft(tokenize(" = 1"), source="echo"), 4)
+    draft = propose(kept, "x = 1\ny = 2\nz")
+    assert draft is not None and draft.source == "line" and text_of(draft).startswith(" = 3")

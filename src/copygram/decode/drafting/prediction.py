@@ -26,8 +26,11 @@ Per call it drafts, in this order:
   template, the examples), as prompt-lookup decoding searches the whole prompt: a model that
   explains its edit repeats the instruction's words, which the prediction may not hold;
 * of these three lookups, the longest n-gram that any of them holds decides, and where more
-  than one holds it, the source whose drafts this edit has kept most
+  than one holds it, the source whose drafts have started right most often in this edit
   (:meth:`DraftSizer.acceptance`; on a tie, the order above);
+* a ``"line"`` draft goes first; a ``"resync"`` draft competes with the lookups' the same way
+  (on a tie, the resync): both guess from a few characters or tokens, and on an output that is
+  not a copy (a model that explains its edit) the old line's resync is most often wrong;
 * no prediction draft past the prediction's last line at the start of an output line (the output
   is most likely ending), only an echo or the prompt.
 
@@ -83,6 +86,9 @@ class PredictionDrafter:
     # leaves a cold start of 7 single-token steps and a slow ramp on llama.cpp, whose batched
     # tokens cost ~0.5 of a step: 16 forwards for a 140-token file drafted whole, against 5.
     PRIORS: ClassVar[Mapping[str, tuple[int, int]]] = {"line": (9, 1)}
+    # The lookups' drafts go on once they start right (the output repeats the matched text) or
+    # fail at once: sized with a first-token and a continuation rate (DraftLength).
+    RUNS: ClassVar[tuple[str, ...]] = ("lookup", "echo", "prompt")
 
     def __init__(self, prediction: str, tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig,
@@ -107,7 +113,8 @@ class PredictionDrafter:
         self._history = NgramIndex(config.max_ngram)  # the output so far, for echo drafts
         self._context = NgramIndex(config.max_ngram)  # the prompt, for prompt drafts
         self._context.extend(context)
-        self.sizer = DraftSizer(config.max_tokens, profile, config.adaptive, self.PRIORS)
+        self.sizer = DraftSizer(config.max_tokens, profile, config.adaptive, self.PRIORS,
+                                self.RUNS)
         self.anchor = 0  # the prediction line the current output line should match
         self._line = bytearray()  # the current (unfinished) output line
         self._seen = 0  # output tokens taken in
@@ -157,14 +164,18 @@ class PredictionDrafter:
             return self._lookup(output, prediction=False)
         self.sizer.feed = feed
         located = self._locate()
-        if located is not None:
-            draft = self._from(*located)
-            if draft is not None:
-                return draft
+        draft = self._from(*located) if located is not None else None
+        if draft is not None and draft.source == "line":
+            return draft
         ending = self.anchor >= len(self._lines) and not self._line
         # Past the prediction's last line the output is most likely ending: only an echo of
         # the output itself is worth a draft there.
-        return self._lookup(output, prediction=not ending)
+        lookup = self._lookup(output, prediction=not ending)
+        if draft is None or lookup is None:
+            return draft or lookup
+        # A resync guesses from a few characters, as a lookup does from a few tokens: the one
+        # whose drafts started right more often in this edit (ties: the resync).
+        return max((draft, lookup), key=lambda d: self.sizer.acceptance(d.source))
 
     def _locate(self) -> tuple[int, str] | None:
         """Where in the prediction the output goes on, in bytes, and the hypothesis."""
