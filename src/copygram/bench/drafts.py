@@ -32,13 +32,14 @@ from typing import TYPE_CHECKING
 
 from copygram.bench.data import DATA_ENV, data_dir, load_rows
 from copygram.decode.drafting import Draft
+from copygram.decode.drafting.ngram import NgramIndex
 from copygram.errors import ConfigError
 
 if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
     from copygram.decode.complete import TextDraftSource
 
-__all__ = ["DraftReplay", "PromptLookup", "RecordedOutput", "add_arguments", "read_outputs",
+__all__ = ["DraftReplay", "PromptLookup", "RecordedOutput", "RowReplay", "add_arguments", "read_outputs",
            "replay_drafts", "run"]
 
 
@@ -85,23 +86,35 @@ def replay_drafts(source: TextDraftSource | None, output: Sequence[int],
 class PromptLookup:
     """Prompt-lookup decoding's drafts as the peers make them: the tokens after the first
     occurrence of the last ``max_ngram``-gram (then shorter) in the prompt and the output so
-    far, ``k`` of them (fewer at the end). O(length) per call, as theirs."""
+    far, ``k`` of them (fewer at the end). The first occurrences are rewrite mode's own
+    :class:`~copygram.decode.drafting.ngram.NgramIndex`, extended as the output grows (and
+    rebuilt from the prompt for an output that is not the one it followed)."""
 
     def __init__(self, prompt: Sequence[int], k: int = 10, max_ngram: int = 2) -> None:
         if k < 1 or max_ngram < 1:
             raise ConfigError(f"prompt lookup needs k >= 1 and max_ngram >= 1, got {k}, "
                               f"{max_ngram}")
-        self._prompt = list(prompt)
         self.k = k
         self.max_ngram = max_ngram
+        self._prompt = list(prompt)
+        self._index = self._fresh()
+
+    def _fresh(self) -> NgramIndex:
+        index = NgramIndex(self.max_ngram)
+        index.extend(self._prompt)
+        return index
 
     def propose(self, output: Sequence[int], feed: int = 1) -> Draft | None:
-        ids = self._prompt + list(output)
+        seen = len(self._index.tokens) - len(self._prompt)
+        if seen > len(output) or self._index.tokens[len(self._prompt):] != list(output[:seen]):
+            self._index, seen = self._fresh(), 0  # not the output it followed: start over
+        index = self._index
+        index.extend(output[seen:])
+        ids = index.tokens
         for size in range(min(self.max_ngram, len(ids) - 1), 0, -1):
-            key = ids[-size:]
-            for start in range(len(ids) - size):
-                if ids[start : start + size] == key:
-                    return Draft(ids[start + size : start + size + self.k], source="lookup")
+            follow = index.follow(tuple(ids[-size:]), self.k)
+            if follow:
+                return Draft(follow, source="lookup")
         return None
 
     def feedback(self, draft: Draft, accepted: int) -> None:
@@ -139,9 +152,9 @@ def read_outputs(lines: Iterable[str]) -> list[RecordedOutput]:
             raise ConfigError(f"line {number} is not a `bench quality --rows` record ({exc}); "
                               "pass a file that `copygram bench quality --rows FILE` wrote"
                               ) from exc
-        found[key]  # every row keeps its place, with or without an output
+        texts = found[key]  # every row keeps its place in file order
         if approach in _PREFERENCE and isinstance(raw, str) and not record.get("error"):
-            found[key][approach] = raw
+            texts[approach] = raw
     outputs = []
     for (dataset, row_id), texts in found.items():
         for approach in _PREFERENCE:
@@ -167,22 +180,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"${DATA_ENV})")
 
 
-def _rows_table(results: Sequence[dict[str, object]]) -> Iterator[str]:
+@dataclass(frozen=True)
+class RowReplay:
+    """Both drafters over one recorded output of ``output_tokens`` tokens."""
+
+    dataset: str
+    row_id: str
+    output_tokens: int
+    rewrite_mode: DraftReplay
+    lookup: DraftReplay
+
+
+def _rows_table(results: Sequence[RowReplay]) -> Iterator[str]:
     yield ("| set (rows) | forwards: lookup / rewrite mode | cost, decode steps: lookup / "
            "rewrite mode | lookup / rewrite mode | rewrite mode cheaper |")
     yield "|---|---|---|---|---|"
-    sets: dict[str, list[dict[str, object]]] = defaultdict(list)
+    sets: dict[str, list[RowReplay]] = defaultdict(list)
     for result in results:
-        sets[str(result["dataset"])].append(result)
+        sets[result.dataset].append(result)
     for name, group in [*sets.items(), ("pooled", list(results))]:
-        peer = [r["lookup"] for r in group]
-        ours = [r["rewrite_mode"] for r in group]
-        f_peer = sum(r.forwards for r in peer if isinstance(r, DraftReplay))
-        f_ours = sum(r.forwards for r in ours if isinstance(r, DraftReplay))
-        c_peer = sum(r.cost for r in peer if isinstance(r, DraftReplay))
-        c_ours = sum(r.cost for r in ours if isinstance(r, DraftReplay))
-        wins = sum(1 for a, b in zip(ours, peer, strict=True) if isinstance(a, DraftReplay)
-                   and isinstance(b, DraftReplay) and a.cost < b.cost)
+        f_peer = sum(r.lookup.forwards for r in group)
+        f_ours = sum(r.rewrite_mode.forwards for r in group)
+        c_peer = sum(r.lookup.cost for r in group)
+        c_ours = sum(r.rewrite_mode.cost for r in group)
+        wins = sum(r.rewrite_mode.cost < r.lookup.cost for r in group)
         label = f"**{name} ({len(group)})**" if name == "pooled" else f"{name} ({len(group)})"
         yield (f"| {label} | {f_peer} / {f_ours} | {c_peer:.0f} / {c_ours:.0f} | "
                f"{c_peer / c_ours if c_ours else float('nan'):.2f}x | {wins}/{len(group)} |")
@@ -211,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     backend = plan.backend
     profile = backend.batch_profile
     eos = min(backend.eos_token_ids)
-    results: list[dict[str, object]] = []
+    results: list[RowReplay] = []
     for output in outputs:
         row = rows.get(output.row_id)
         if row is None:
@@ -224,15 +245,13 @@ def run(args: argparse.Namespace) -> int:
         ours = replay_drafts(prediction_source(plan, row.before, prompt), tokens, profile,
                              budget)
         peer = replay_drafts(PromptLookup(prompt, args.lookup_tokens), tokens, profile, budget)
-        results.append({"dataset": output.dataset, "row_id": output.row_id,
-                        "output_tokens": len(tokens), "rewrite_mode": ours, "lookup": peer})
+        results.append(RowReplay(output.dataset, output.row_id, len(tokens), ours, peer))
     print(f"{backend.name}, {args.model}: drafts replayed over {len(results)} recorded "
           "outputs, priced on the backend's cost curve (no model run)", file=sys.stderr)
     for line in _rows_table(results):
         print(line)
     if args.json:
-        serial = [{k: asdict(v) if isinstance(v, DraftReplay) else v for k, v in r.items()}
-                  for r in results]
-        Path(args.json).write_text(json.dumps(serial, indent=1) + "\n", encoding="utf-8")
+        Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1) + "\n",
+                                   encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)
     return 0

@@ -57,8 +57,10 @@ class DraftLength:
             raise ValueError("a draft source's prior needs pseudo-counts >= 1")
         self._runs = frozenset(runs)
         self._accepted: dict[str, list[int]] = {}  # source -> [accepted, rejected]
-        self._first: dict[str, list[int]] = {}  # source -> [first token kept, first rejected]
-        self._more: dict[str, list[int]] = {}  # source -> [kept after the first, cut after it]
+        # Sources in ``runs`` only: source -> [first token kept, first rejected] and
+        # [kept after the first, cut after it].
+        self._first: dict[str, list[int]] = {}
+        self._more: dict[str, list[int]] = {}
         self._skipped: dict[str, int] = {}
         self._whole: dict[str, list[int]] = {}  # source -> [fully accepted, drafts]
 
@@ -66,15 +68,17 @@ class DraftLength:
         return list(self._priors.get(source, self.DEFAULT_PRIOR))
 
     def observe_draft(self, source: str, proposed: int, accepted: int) -> None:
-        counts = self._accepted.setdefault(source, self._prior(source))
-        counts[0] += accepted
-        counts[1] += accepted < proposed
-        first = self._first.setdefault(source, self._prior(source))
-        first[0 if accepted else 1] += 1
-        if accepted:
-            more = self._more.setdefault(source, self._prior(source))
-            more[0] += accepted - 1
-            more[1] += accepted < proposed
+        if source in self._runs:
+            first = self._first.setdefault(source, self._prior(source))
+            first[0 if accepted else 1] += 1
+            if accepted:
+                more = self._more.setdefault(source, self._prior(source))
+                more[0] += accepted - 1
+                more[1] += accepted < proposed
+        else:
+            counts = self._accepted.setdefault(source, self._prior(source))
+            counts[0] += accepted
+            counts[1] += accepted < proposed
         whole = self._whole.setdefault(source, [1, 2])
         whole[0] += accepted == proposed
         whole[1] += 1
