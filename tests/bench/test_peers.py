@@ -154,3 +154,23 @@ def test_lookup_peer_takes_a_prompt_longer_than_a_batch() -> None:
     prompt = list(range(100, 700))  # 600 tokens, over the 512 of one batch
     run = generate(prompt, 8)
     assert 0 < len(run.tokens) <= 8 and run.stop in ("eos", "budget")
+
+
+@pytest.mark.llamacpp
+def test_the_llama_peer_reuses_no_more_of_its_cache_than_it_is_told() -> None:
+    # bench quality --repeats primes the peer before every run: a run after keep_prefix(n)
+    # starts from n cached tokens, whatever the last run left, and so repeats the same batches.
+    backend, config = default_model(1024)
+    generate = lookup_generator(backend, config)
+    llm = generate.llm  # type: ignore[attr-defined]
+    prompt = backend.tokenize("def add(a, b):\n    return a - b\n\n# Fix the bug in add.\n")
+    generate(prompt, 6)
+    assert llm.n_tokens > len(prompt)  # the prompt and the output stay cached
+    generate.keep_prefix(10 ** 6)
+    assert llm.n_tokens > len(prompt)  # never more than is cached
+    runs = []
+    for _ in range(2):
+        generate.keep_prefix(4)
+        assert llm.n_tokens == 4
+        runs.append(generate(prompt, 6).tokens)
+    assert runs[0] == runs[1] and 0 < len(runs[0]) <= 6

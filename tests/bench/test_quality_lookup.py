@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -15,16 +15,20 @@ from copygram.bench.peers import GreedyRun
 from copygram.bench.quality import (
     DATA_ENV,
     UNCHANGED,
+    Approach,
     LookupPeer,
+    RewriteBaseline,
     RowQuality,
     markdown_table,
     parse_approaches,
     pool,
     rewrite_budget,
     rewrite_decode,
+    rewrite_mode_approach,
     rewrite_request,
     run_rows,
 )
+from copygram.errors import ConfigError
 from copygram.session import EditSession
 from copygram.testing import SplitPromptBackend
 from tests.bench.rows import AFTER, BEFORE, quix_row
@@ -40,6 +44,10 @@ class ReplyPeer:
     def __init__(self, reply: str, per_forward: int = 4) -> None:
         self.reply, self.per_forward = list(reply.encode()), per_forward
         self.calls: list[tuple[list[int], int]] = []
+        self.kept: list[int] = []  # keep_prefix's arguments, in order
+
+    def keep_prefix(self, n_tokens: int) -> None:
+        self.kept.append(n_tokens)
 
     def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun:
         self.calls.append((list(prompt), max_new))
@@ -67,8 +75,6 @@ def test_lookup_peer_reads_the_baselines_prompt_and_budget() -> None:
 
 
 def test_run_rows_compares_the_lookup_peer_with_the_baseline() -> None:
-    from copygram.bench.quality import Approach, RewriteBaseline, rewrite_mode_approach
-
     reply = f"```\n{AFTER}```"
     backend = SplitPromptBackend(reply=reply)
     runners: dict[str, Approach] = {"rewrite": RewriteBaseline(backend),
@@ -83,6 +89,56 @@ def test_run_rows_compares_the_lookup_peer_with_the_baseline() -> None:
     assert by_name["lookup-cut"].same_as_rewrite is None  # only the named peer is compared
     entry = pool(results)["commits_py_repos"]
     assert entry["lookup"]["same_as_rewrite"] == 1 and entry["rewrite"]["pass"] is None
+
+
+def test_repeated_rows_are_primed_alike_and_timed_by_their_fastest_run() -> None:
+    from copygram.bench.quality.approaches import PrefixPrimer, prompt_prefix
+
+    reply = f"```python\n{AFTER}```"
+    backend = SplitPromptBackend(reply=reply)
+    rewriting = EditSession(backend, mode="rewrite")
+    peer = LookupPeer(backend, ReplyPeer(reply))
+    order: list[str] = []
+
+    def logged(name: str, approach: Approach) -> Approach:
+        def run(row: EditRow) -> tuple[str | None, Mapping[str, object], str | None]:
+            order.append(name)
+            return approach(row)
+        return run
+
+    runners: dict[str, Approach] = {
+        "rewrite": logged("rewrite", RewriteBaseline(backend)),
+        "rewrite-mode": logged("rewrite-mode", rewrite_mode_approach(rewriting)),
+        "lookup": logged("lookup", peer)}
+    primed: list[str] = []
+
+    def primer(name: str, prime: Callable[[EditRow], None]) -> Callable[[EditRow], None]:
+        def run(row: EditRow) -> None:
+            primed.append(name)
+            prime(row)
+        return run
+
+    primers = {"rewrite": primer("rewrite", PrefixPrimer(backend, rewriting.prompt)),
+               "rewrite-mode": primer("rewrite-mode", PrefixPrimer(backend, rewriting.prompt)),
+               "lookup": primer("lookup", peer.prime)}
+    results = run_rows([COMMIT], runners, progress=False, primers=primers, repeats=3)
+    # Rounds of every approach, each run primed first.
+    assert order == ["rewrite", "rewrite-mode", "lookup"] * 3 and primed == order
+    prefix = len(prompt_prefix(backend, rewriting.prompt, COMMIT))
+    assert 0 < prefix and peer.generate.kept == [prefix] * 3  # type: ignore[attr-defined]
+    by_name = {q.approach: q for q in results}
+    for name in runners:
+        assert (by_name[name].repeats, by_name[name].reproduced) == (3, True)
+    assert by_name["rewrite-mode"].same_as_rewrite
+    entry = pool(results)["commits_py_repos"]
+    assert (entry["rewrite-mode"]["repeats"], entry["rewrite-mode"]["reproduced"]) == (3, 1)
+    assert entry[UNCHANGED]["reproduced"] is None
+    table = markdown_table(pool(results))
+    assert "| commits_py_repos | rewrite-mode | 3 | 1/1 |" in table
+    assert "same output every run" not in markdown_table(
+        pool(run_rows([COMMIT], runners, progress=False)))
+    with pytest.raises(ConfigError, match="repeats"):
+        run_rows([COMMIT], runners, progress=False, repeats=0)
 
 
 def _row(approach: str, row_id: str, wall: float, crashed: bool = False,
@@ -188,3 +244,12 @@ def test_command_with_the_peer_on_a_set_without_tests(
     assert "commits_py_repos carries no tests" in captured.err
     assert "| commits_py_repos | rewrite | - | 1/1 |" in captured.out
     assert "| commits_py_repos | rewrite-mode | lookup |" in captured.out
+    # Twice per row: the peer reproduces its output and its entry says so.
+    base = ["--datasets", "quixbugs_python,commits_py_repos",
+            "--approaches", "rewrite,rewrite-mode,lookup", "--json", str(out)]
+    assert quality.run(parser.parse_args([*base, "--repeats", "2"])) == 0
+    commits = json.loads(out.read_text())["commits_py_repos"]
+    assert (commits["lookup"]["repeats"], commits["lookup"]["reproduced"]) == (2, 1)
+    assert commits["rewrite-mode"]["reproduced"] == 1
+    with pytest.raises(ConfigError, match="--repeats must be >= 1"):
+        quality.run(parser.parse_args([*base, "--repeats", "0"]))

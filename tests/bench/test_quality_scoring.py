@@ -17,6 +17,7 @@ from copygram.bench.quality import (
     line_similarity,
     markdown_table,
     pool,
+    repeat_row,
     write_plot,
 )
 from tests.bench.rows import QUIX_BUGGY, QUIX_FIXED, quix_row
@@ -71,6 +72,54 @@ def test_evaluate_row_valid_invalid_and_crash() -> None:
     assert crash.crashed and not crash.valid and result[0] is None
     assert crash.error is not None
     assert crash.error.startswith(f"AssertionError at {Path(__file__).name}:")
+
+
+class Runs:
+    """A fake approach whose runs return the given outputs and report the given times, in
+    turn (an output of ``"crash"`` raises)."""
+
+    def __init__(self, *runs: tuple[str, float]) -> None:
+        self.runs = list(runs)
+
+    def __call__(self, row: EditRow) -> tuple[str | None, dict[str, object], str | None]:
+        text, gen = self.runs.pop(0)
+        if text == "crash":
+            raise RuntimeError("a crash")
+        return text, {"raw": f"```\n{text}```", "gen_s": gen}, None
+
+
+def test_a_repeated_row_keeps_the_fastest_times_and_checks_the_output() -> None:
+    row = quix_row()
+    approach = Runs((QUIX_FIXED, 3.0), (QUIX_FIXED, 1.0), (QUIX_FIXED, 2.0))
+    first, result = evaluate_row(row, "a", approach)
+    assert (first.repeats, first.reproduced, first.gen_s) == (1, None, 3.0)
+    quality = first
+    for _ in range(2):
+        quality = repeat_row(quality, result, row, approach)
+    assert (quality.repeats, quality.reproduced, quality.gen_s) == (3, True, 1.0)
+    assert quality.wall_s <= first.wall_s
+    # The metrics and tests are the first run's.
+    assert quality.passed and quality.test_status == first.test_status
+
+    # One different output is enough; the times still count (the run did its work).
+    approach = Runs((QUIX_FIXED, 3.0), (QUIX_BUGGY, 1.0), (QUIX_FIXED, 2.0))
+    first, result = evaluate_row(row, "a", approach)
+    quality = repeat_row(first, result, row, approach)
+    assert quality.reproduced is False and quality.gen_s == 1.0 and quality.passed
+    assert repeat_row(quality, result, row, approach).reproduced is False
+
+    # A crashed run is no measure of speed, and not a reproduction either.
+    approach = Runs((QUIX_FIXED, 3.0), ("crash", 0.0))
+    first, result = evaluate_row(row, "a", approach)
+    quality = repeat_row(first, result, row, approach)
+    assert quality.reproduced is False and quality.gen_s == 3.0
+    assert quality.wall_s == first.wall_s
+
+    # The same model output but a different raw text is a different output.
+    approach = Runs((QUIX_FIXED, 3.0), (QUIX_FIXED, 1.0))
+    first, result = evaluate_row(row, "a", approach)
+    changed = (result[0], {**result[1], "raw": "something else"}, result[2])
+    assert repeat_row(first, changed, row, approach).reproduced is False
 
 
 def test_floor_row() -> None:

@@ -27,10 +27,10 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from copygram.backends.base import Backend
 from copygram.bench.baselines import baseline_prompt
@@ -270,8 +270,15 @@ def run_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow], 
     return run_llamacpp_peers(backend, config, rows, k)
 
 
-LookupGenerate = Callable[[Sequence[int], int], GreedyRun]
-"""``generate(prompt_ids, max_new)``: a loaded peer's greedy generation after a prompt."""
+class LookupGenerate(Protocol):
+    """A loaded peer's greedy generation after a prompt."""
+
+    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun: ...
+
+    def keep_prefix(self, n_tokens: int) -> None:
+        """Reuse at most the first ``n_tokens`` of the cached prompt in the next call (a peer
+        that keeps no cache across calls has nothing to drop)."""
+        ...
 
 
 @dataclass
@@ -296,6 +303,32 @@ class _LlamaLookup:
             self.llm = llama_model(self.config, self.n_ctx, self.k)
             raise BackendError(f"llama-cpp-python's prompt lookup failed: {exc}") from exc
 
+    def keep_prefix(self, n_tokens: int) -> None:
+        # generate() reuses the longest prefix of the first n_tokens cached ids that the next
+        # prompt shares, and its first eval drops the rest from the KV cache.
+        self.llm.n_tokens = min(self.llm.n_tokens, max(n_tokens, 0))
+
+
+@dataclass
+class _HfLookup:
+    """Transformers' ``generate(prompt_lookup_num_tokens=k)``: each call starts a fresh cache."""
+
+    model: Any
+    n_ctx: int
+    eos: frozenset[int]
+    k: int
+
+    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun:
+        # The baseline stops once prompt and output exceed the context: at most this many.
+        room = self.n_ctx - len(prompt) + 1
+        run = hf_greedy(self.model, prompt, min(max_new, room), self.eos, self.k)
+        if run.stop == "budget" and len(run.tokens) == room < max_new:
+            return dataclasses.replace(run, stop="context")
+        return run
+
+    def keep_prefix(self, n_tokens: int) -> None:
+        """Nothing is cached across calls."""
+
 
 def lookup_generator(backend: Backend, config: BackendConfig, k: int = 10) -> LookupGenerate:
     """The prompt-lookup peer of ``config``'s stack, loaded once (``backend``, loaded from
@@ -307,18 +340,7 @@ def lookup_generator(backend: Backend, config: BackendConfig, k: int = 10) -> Lo
     eos = backend.eos_token_ids
     if config.backend != "transformers":
         return _LlamaLookup(config, backend.context_length, eos, k)
-    model = _hf_model(config)
-    n_ctx = backend.context_length
-
-    def generate(prompt: Sequence[int], max_new: int) -> GreedyRun:
-        # The baseline stops once prompt and output exceed the context: at most this many.
-        room = n_ctx - len(prompt) + 1
-        run = hf_greedy(model, prompt, min(max_new, room), eos, k)
-        if run.stop == "budget" and len(run.tokens) == room < max_new:
-            return dataclasses.replace(run, stop="context")
-        return run
-
-    return generate
+    return _HfLookup(_hf_model(config), backend.context_length, eos, k)
 
 
 def peer_table(runs: Sequence[PeerRun]) -> str:

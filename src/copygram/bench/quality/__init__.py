@@ -49,7 +49,8 @@ Pooled per dataset and approach, the ``--json`` layout is::
                           "rejected_prediction_tokens": n, "same_as_rewrite": n,
                           "faster_than_rewrite": n, "compared_with_rewrite": n,
                           "speedup_vs_rewrite": x, "gen_faster_than_rewrite": n,
-                          "gen_compared_with_rewrite": n, "gen_speedup_vs_rewrite": x, ...}}}
+                          "gen_compared_with_rewrite": n, "gen_speedup_vs_rewrite": x,
+                          "repeats": n, "reproduced": n, ...}}}
 
 ``sim`` is the mean similarity over all rows with an invalid row counting 0, ``sim_valid`` the
 mean over valid rows only, ``wall_s`` the sum over rows; ``pass`` is ``null`` for a set without
@@ -62,7 +63,15 @@ keys for ``rewrite`` and ``lookup``, and ``lookup`` for ``rewrite``
 (:data:`~copygram.bench.quality.report.SPEED_PAIRS`): the rows where its wall time was below the
 other's on the same row, of the rows both ran without a crash, and the other's summed wall time
 over its own on those rows; the ``gen_`` keys say the same of generation time alone (rows where
-both report ``gen_s``); a third table shows them. With rows of more than one dataset, the entry
+both report ``gen_s``); a third table shows them.
+
+``--repeats N`` runs every approach N times on each row, in rounds (A B C, A B C, ...), each
+run primed alike (every approach's cache holds its prompt's document-free prefix and no more,
+the lookup peer's too): the tests and metrics are the first run's, ``wall_s`` and ``gen_s`` the
+fastest run's (the output is fixed, so runs differ only by the machine's noise, and the minimum
+is the run it disturbed least, as ``timeit`` reports), and ``reproduced`` counts the rows where
+every later run wrote the first run's output (``null`` after one run; ``repeats``: runs per
+row); a fourth table shows them. With rows of more than one dataset, the entry
 ``"all"`` (:data:`~copygram.bench.quality.report.ALL_DATASETS`) pools every row; ``pass`` counts
 over ``tested`` rows.
 
@@ -110,6 +119,7 @@ from copygram.bench.quality.scoring import (
     exact_match,
     floor_row,
     line_similarity,
+    repeat_row,
     score,
 )
 
@@ -139,6 +149,7 @@ __all__ = [
     "parse_approaches",
     "pool",
     "program_approach",
+    "repeat_row",
     "rewrite_budget",
     "rewrite_decode",
     "rewrite_mode_approach",

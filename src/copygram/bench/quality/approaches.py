@@ -8,9 +8,9 @@ of each reply by :func:`~copygram.decode.rewrite.extract_document`, which rewrit
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,13 +23,13 @@ from copygram.errors import CopygramError
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
-    from copygram.bench.peers import GreedyRun
+    from copygram.bench.peers import LookupGenerate
     from copygram.decode.prompt import PromptBuilder
     from copygram.session import EditSession
 
-__all__ = ["LookupPeer", "PrefixPrimer", "RewriteBaseline", "RewriteOutput", "extract_document",
-           "program_approach", "rewrite_budget", "rewrite_decode", "rewrite_mode_approach",
-           "rewrite_request"]
+__all__ = ["PLACEHOLDER", "LookupPeer", "PrefixPrimer", "RewriteBaseline", "RewriteOutput",
+           "extract_document", "program_approach", "prompt_prefix", "rewrite_budget",
+           "rewrite_decode", "rewrite_mode_approach", "rewrite_request"]
 
 
 @dataclass(frozen=True)
@@ -162,9 +162,22 @@ class LookupPeer:
     ``forwards`` after the prompt's, ``prompt_tokens``, ``budget``, ``stop`` and ``raw``."""
 
     backend: Backend
-    generate: Callable[[Sequence[int], int], GreedyRun]
+    generate: LookupGenerate
     prompt_builder: PromptBuilder | None = None
     max_new_tokens: int | None = None
+
+    def prime(self, row: EditRow) -> None:
+        """Untimed, before each run on ``row``: the peer's cache keeps no more of the prompt
+        than :class:`PrefixPrimer` leaves copygram's approaches (the prefix no document
+        changes), never a row's document from an earlier run (``bench quality --repeats``)."""
+        from copygram.decode.prompt import RewritePromptBuilder
+
+        builder: PromptBuilder = self.prompt_builder or RewritePromptBuilder()
+
+        def text(document: str, instruction: str) -> str:
+            return builder.build(document, instruction, self.backend)
+
+        self.generate.keep_prefix(len(prompt_prefix(self.backend, text, row)))
 
     def __call__(self, row: EditRow) -> ApproachResult:
         try:
@@ -250,23 +263,30 @@ class PrefixPrimer:
     what a server with prefix caching keeps across requests) into ``backend``'s cache, and
     nothing else, before the approach runs on a row (untimed). Approaches that share one
     backend then never start on a cache another approach left with the same document in it:
-    each pays for the row's own tokens (instruction and document) and no more.
-
-    The prefix is where the row's prompt and the same prompt for a placeholder document and
-    instruction part, in tokens; measured per row, as the chat template may merge tokens
-    across the boundary."""
+    each pays for the row's own tokens (instruction and document) and no more. The prefix is
+    :func:`prompt_prefix`'s."""
 
     backend: Backend
     prompt: PromptText
 
-    PLACEHOLDER: ClassVar[tuple[str, str]] = ("\x00 placeholder\n", "\x00 placeholder")
-
     def __call__(self, row: EditRow) -> None:
-        real = self.backend.tokenize(self.prompt(row.before, row.instruction), special=True)
-        other = self.backend.tokenize(self.prompt(*self.PLACEHOLDER), special=True)
-        common = 0
-        while common < min(len(real), len(other)) - 1 and real[common] == other[common]:
-            common += 1
+        prefix = prompt_prefix(self.backend, self.prompt, row)
         self.backend.truncate(0)
-        if common:
-            self.backend.splice(real[:common])
+        if prefix:
+            self.backend.splice(prefix)
+
+
+PLACEHOLDER: tuple[str, str] = ("\x00 placeholder\n", "\x00 placeholder")
+"""The document and instruction :func:`prompt_prefix` sets a row's against."""
+
+
+def prompt_prefix(backend: Backend, prompt: PromptText, row: EditRow) -> list[int]:
+    """The tokens of ``prompt`` for ``row`` that no document or instruction changes: where they
+    part from the same prompt for :data:`PLACEHOLDER`, in tokens (measured per row, as the chat
+    template may merge tokens across the boundary), and never the whole prompt."""
+    real = backend.tokenize(prompt(row.before, row.instruction), special=True)
+    other = backend.tokenize(prompt(*PLACEHOLDER), special=True)
+    common = 0
+    while common < min(len(real), len(other)) - 1 and real[common] == other[common]:
+        common += 1
+    return real[:common]

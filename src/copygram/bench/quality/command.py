@@ -33,9 +33,11 @@ from copygram.bench.quality.scoring import (
     REWRITE_MODE,
     UNCHANGED,
     Approach,
+    ApproachResult,
     RowQuality,
     evaluate_row,
     floor_row,
+    repeat_row,
 )
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests
 from copygram.errors import ConfigError
@@ -71,6 +73,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also run program mode with this session config (a TOML file of "
                              "session keys; the model is shared), as approach "
                              "'program:<file stem>'; repeatable: the routes of one run")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="run every approach this many times on each row, interleaved "
+                             "(A B C A B C ...); each row's times are its fastest run's, its "
+                             "tests the first run's, and every later run must write the first "
+                             "run's output (reported as 'reproduced'); default 1")
     parser.add_argument("--test-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds a row's tests may run (default {DEFAULT_TIMEOUT_S:g})")
     parser.add_argument("--json", default=None, help="write the pooled results here")
@@ -122,31 +129,42 @@ def _progress(elapsed: float, row: EditRow, results: Sequence[RowQuality]) -> No
 def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
              timeout_s: float = DEFAULT_TIMEOUT_S, sink: TextIO | None = None,
              progress: bool = True,
-             primers: Mapping[str, Callable[[EditRow], None]] | None = None
-             ) -> list[RowQuality]:
+             primers: Mapping[str, Callable[[EditRow], None]] | None = None,
+             repeats: int = 1) -> list[RowQuality]:
     """Every approach on every row, interleaved row by row (the order rotated by one each row),
     then the copy-unchanged floor. ``primers[name](row)``, where given, runs untimed before that
     approach on each row (:class:`PrefixPrimer`: the approach's own fixed prompt prefix cached,
-    the row's document not).
+    the row's document not), before every run of it.
+
+    ``repeats``: runs of every approach per row, in rounds (A B C, A B C, ...); the first run is
+    scored, the others are timed and compared with it (:func:`repeat_row`: the fastest run's
+    times, ``reproduced``).
 
     ``sink`` gets one JSON line per row and approach (the metrics, the document and the
     approach's scalar stats); ``progress`` prints a line per row on stderr.
     """
+    if repeats < 1:
+        raise ConfigError(f"repeats must be >= 1, got {repeats}")
     results: list[RowQuality] = []
     started = time.perf_counter()
     names = list(runners)
     for index, row in enumerate(rows):
         shift = index % len(names) if names else 0
+        order = names[shift:] + names[:shift]
         by_name: dict[str, RowQuality] = {}
-        outputs: dict[str, tuple[str | None, dict[str, object]]] = {}
-        for name in names[shift:] + names[:shift]:
-            if primers and name in primers:
-                primers[name](row)
-            quality, (text, stats, _) = evaluate_row(row, name, runners[name],
-                                                     timeout_s=timeout_s)
-            by_name[name] = quality
-            outputs[name] = text, {k: v for k, v in stats.items()
-                                   if isinstance(v, (str, int, float, bool))}
+        firsts: dict[str, ApproachResult] = {}
+        for round_ in range(repeats):
+            for name in order:
+                if primers and name in primers:
+                    primers[name](row)
+                if round_:
+                    by_name[name] = repeat_row(by_name[name], firsts[name], row, runners[name])
+                    continue
+                by_name[name], firsts[name] = evaluate_row(row, name, runners[name],
+                                                           timeout_s=timeout_s)
+        outputs = {name: (text, {k: v for k, v in stats.items()
+                                 if isinstance(v, (str, int, float, bool))})
+                   for name, (text, stats, _) in firsts.items()}
         for name in (REWRITE_MODE, LOOKUP):
             if REWRITE in outputs and name in outputs:
                 # Rewrite mode must write what the baseline writes, token for token, under
@@ -193,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
                           "was given")
     if args.test_timeout <= 0:
         raise ConfigError(f"--test-timeout must be > 0, got {args.test_timeout}")
+    if args.repeats < 1:
+        raise ConfigError(f"--repeats must be >= 1, got {args.repeats}")
     for name in names:
         if not has_tests(name):
             print(f"{name} carries no tests: pass is reported as '-'", file=sys.stderr)
@@ -216,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
     rewriting = session.derive(mode="rewrite")
     runners: dict[str, Approach] = {}
     # Every approach on the shared backend starts a row with its own fixed prompt prefix cached
-    # and no other (the lookup peer has a model of its own, which keeps its prefix itself).
+    # and no other; the lookup peer, on a model of its own, keeps no more of its cache.
     primers: dict[str, Callable[[EditRow], None]] = {}
     variants = [Path(file) for file in args.program_config]
     for file in variants:  # every file checked before the run starts
@@ -227,14 +247,16 @@ def run(args: argparse.Namespace) -> int:
         runners[name] = program_approach(route)
         primers[name] = PrefixPrimer(session.backend, route.prompt)
     for name in approaches:
+        if name == LOOKUP:
+            peer = _lookup_peer(session.backend, config)
+            runners[name], primers[name] = peer, peer.prime
+            continue
         runners[name] = (program_approach(session) if name == PROGRAM
                          else rewrite_mode_approach(rewriting) if name == REWRITE_MODE
-                         else _lookup_peer(session.backend, config) if name == LOOKUP
                          else RewriteBaseline(session.backend))
-        if name != LOOKUP:
-            # The baseline's prompt is rewrite mode's (rewrite_request).
-            primers[name] = PrefixPrimer(session.backend, session.prompt if name == PROGRAM
-                                         else rewriting.prompt)
+        # The baseline's prompt is rewrite mode's (rewrite_request).
+        primers[name] = PrefixPrimer(session.backend, session.prompt if name == PROGRAM
+                                     else rewriting.prompt)
     # The standard approaches first, then the routes, in the order given.
     runners = {**{n: runners[n] for n in approaches},
                **{n: r for n, r in runners.items() if n not in approaches}}
@@ -242,7 +264,8 @@ def run(args: argparse.Namespace) -> int:
         sink = stack.enter_context(Path(args.rows).open("w", encoding="utf-8")) if args.rows \
             else None
         results = run_rows([row for dataset_rows in rows.values() for row in dataset_rows],
-                           runners, timeout_s=args.test_timeout, sink=sink, primers=primers)
+                           runners, timeout_s=args.test_timeout, sink=sink, primers=primers,
+                           repeats=args.repeats)
     pooled = pool(results)
     print(markdown_table(pooled), end="")
     if args.json:

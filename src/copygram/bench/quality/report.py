@@ -48,6 +48,7 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
             tested = [q for q in group if q.passed is not None]
             compared = [q for q in group if q.same_as_rewrite is not None]
             timed = [q.gen_s for q in group if q.gen_s is not None]
+            repeated = [q for q in group if q.reproduced is not None]
             pooled[dataset][name] = {
                 "pass": sum(bool(q.passed) for q in tested) if tested else None,
                 "exact": sum(q.exact for q in group),
@@ -66,6 +67,9 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
                 "rejected_prediction_tokens": sum(q.rejected_prediction_tokens for q in group),
                 "same_as_rewrite": (sum(bool(q.same_as_rewrite) for q in compared)
                                     if compared else None),
+                "repeats": max(q.repeats for q in group),
+                "reproduced": (sum(bool(q.reproduced) for q in repeated)
+                               if repeated else None),
             }
             bounded = [q for q in group if q.bound_steps]
             if bounded:
@@ -129,7 +133,8 @@ def markdown_table(pooled: Pooled) -> str:
                 f"| {_count(entry, 'crashed')} "
                 f"| {'-' if sim is None else f'{sim:.3f}'} "
                 f"| {'-' if wall is None else f'{wall:.1f}'} |")
-    return "\n".join(lines) + "\n" + _cost_table(pooled) + _speed_table(pooled)
+    return ("\n".join(lines) + "\n" + _cost_table(pooled) + _speed_table(pooled)
+            + _repeat_table(pooled))
 
 
 def _cost_table(pooled: Pooled) -> str:
@@ -184,6 +189,19 @@ def _speed_table(pooled: Pooled) -> str:
             "| faster rows, generation | speedup (summed generation) | bound (kernel curve) "
             "| measured / bound |\n"
             "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(lines) + "\n")
+
+
+def _repeat_table(pooled: Pooled) -> str:
+    """Where approaches ran more than once per row (``--repeats``): the runs per row and the
+    rows whose every run wrote the first run's output. Empty otherwise."""
+    lines = [f"| {dataset} | {name} | {int(entry.get('repeats') or 1)} "
+             f"| {_count(entry, 'reproduced')} |"
+             for dataset, approaches in pooled.items() for name, entry in approaches.items()
+             if entry.get("reproduced") is not None]
+    if not lines:
+        return ""
+    return ("\n| dataset | approach | runs per row (times: the fastest) "
+            "| same output every run |\n|---|---|---|---|\n" + "\n".join(lines) + "\n")
 
 
 def write_plot(directory: str | Path, pooled: Pooled) -> Path:

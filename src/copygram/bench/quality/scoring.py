@@ -18,7 +18,7 @@ from copygram.bench.testrun import DEFAULT_TIMEOUT_S, TestOutcome, has_tests, ru
 __all__ = ["APPROACHES", "DEFAULT_APPROACHES", "LOOKUP", "PROGRAM", "QUALITY_DATASETS", "REWRITE",
            "REWRITE_MODE", "UNCHANGED", "Approach",
            "ApproachResult", "RowQuality", "evaluate_row", "exact_match", "floor_row",
-           "line_similarity", "score"]
+           "line_similarity", "repeat_row", "score"]
 
 PROGRAM = "program"
 REWRITE = "rewrite"
@@ -96,6 +96,11 @@ class RowQuality:
     # them (copygram.bench.quality.bound), for the measured / bound ratio.
     output_tokens: int = 0
     bound_steps: float | None = None
+    # ``bench quality --repeats``: runs of the approach on this row; wall_s and gen_s are the
+    # fastest run's, and ``reproduced`` says whether every later run wrote the first run's output
+    # (None after one run).
+    repeats: int = 1
+    reproduced: bool | None = None
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
@@ -140,6 +145,19 @@ def score(row: EditRow, approach: str, text: str | None, *, wall_s: float = 0.0,
     ), outcome
 
 
+def _timed(row: EditRow, approach: Approach) -> tuple[ApproachResult, float, bool]:
+    """``approach(row)``, its wall time, and whether it crashed (its result then carries the
+    exception's type, place and message as the error; ``KeyboardInterrupt`` propagates)."""
+    start = time.perf_counter()
+    crashed = False
+    try:
+        result: ApproachResult = approach(row)
+    except Exception as exc:  # noqa: BLE001 - a crash is recorded, never fatal to the run
+        result = (None, {}, _crash_text(exc))
+        crashed = True
+    return result, time.perf_counter() - start, crashed
+
+
 def evaluate_row(row: EditRow, name: str, approach: Approach, *,
                  timeout_s: float = DEFAULT_TIMEOUT_S
                  ) -> tuple[RowQuality, ApproachResult]:
@@ -149,14 +167,7 @@ def evaluate_row(row: EditRow, name: str, approach: Approach, *,
     recorded invalid with ``crashed=True`` and the exception's type, place and message.
     Returns the row's metrics and the approach's raw return value.
     """
-    start = time.perf_counter()
-    crashed = False
-    try:
-        result: ApproachResult = approach(row)
-    except Exception as exc:  # noqa: BLE001 - a crash is recorded, never fatal to the run
-        result = (None, {}, _crash_text(exc))
-        crashed = True
-    wall = time.perf_counter() - start
+    result, wall, crashed = _timed(row, approach)
     text, stats, error = result
     quality, _ = score(row, name, text, wall_s=wall, decoded_tokens=_decoded(stats),
                        error=error, crashed=crashed, timeout_s=timeout_s)
@@ -167,6 +178,33 @@ def evaluate_row(row: EditRow, name: str, approach: Approach, *,
                       output_tokens=_decoded(stats, "output_tokens"),
                       bound_steps=_seconds(stats, "bound_steps"))
     return quality, result
+
+
+_OUTPUT_KEYS = ("raw", "program")
+"""The stats that hold what the model wrote (rewrites' raw text, program mode's program)."""
+
+
+def repeat_row(quality: RowQuality, first: ApproachResult, row: EditRow,
+               approach: Approach) -> RowQuality:
+    """``quality`` (the first run's, whose result was ``first``) after one more run of
+    ``approach`` on ``row``: timed, not scored again (its tests are the first run's).
+
+    The times become the faster of the two (the run the machine disturbed least: a
+    ``bench quality`` row is deterministic, so its runs differ only by noise, and the minimum
+    estimates its cost best, as ``timeit`` reports it); ``reproduced`` stays true while the run
+    returns the first run's document, error and model output (``raw``, ``program``). A run that
+    crashes, or follows a crashed first run, is no measure of speed: the times stay."""
+    result, wall, crashed = _timed(row, approach)
+    same = (result[0] == first[0] and result[2] == first[2]
+            and all(result[1].get(k) == first[1].get(k) for k in _OUTPUT_KEYS))
+    reproduced = same and quality.reproduced is not False
+    quality = replace(quality, repeats=quality.repeats + 1, reproduced=reproduced)
+    if crashed or quality.crashed:
+        return quality
+    gen = _seconds(result[1], "gen_s")
+    return replace(quality, wall_s=min(quality.wall_s, wall),
+                   gen_s=(min(quality.gen_s, gen) if quality.gen_s is not None and gen is not None
+                          else quality.gen_s))
 
 
 def floor_row(row: EditRow, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> RowQuality:
