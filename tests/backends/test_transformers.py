@@ -65,7 +65,8 @@ def test_truncate_to_zero_starts_a_fresh_cache(backend: object) -> None:
 
 
 @pytest.mark.parametrize("bias", [True, False])
-def test_small_batch_matmul_computes_what_linear_does(bias: bool) -> None:
+@pytest.mark.parametrize("min_rows", [1, 5])
+def test_small_batch_matmul_computes_what_linear_does(bias: bool, min_rows: int) -> None:
     import torch
 
     from copygram.backends.transformers import SMALL_BATCH_ROWS, use_small_batch_matmul
@@ -74,10 +75,27 @@ def test_small_batch_matmul_computes_what_linear_does(bias: bool) -> None:
     reference = torch.nn.Sequential(torch.nn.Linear(24, 40, bias=bias), torch.nn.ReLU(),
                                     torch.nn.Linear(40, 8, bias=bias))
     routed = copy.deepcopy(reference)
-    assert use_small_batch_matmul(routed) == 2
+    assert use_small_batch_matmul(routed, min_rows=min_rows) == 2
     for rows in range(1, SMALL_BATCH_ROWS + 3):  # one row (doubled), and both sides of the limit
         x = torch.randn(1, rows, 24)
         with torch.inference_mode():
             want, got = reference(x), routed(x)
         assert got.shape == want.shape == (1, rows, 8)
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        if not min_rows <= rows <= SMALL_BATCH_ROWS:  # left to linear: the same kernel
+            assert torch.equal(got, want)
+    with pytest.raises(ValueError, match="min_rows"):
+        use_small_batch_matmul(routed, min_rows=SMALL_BATCH_ROWS + 1)
+
+
+def test_the_cpu_picks_the_routing_and_its_cost_curve(backend: object) -> None:
+    from copygram.backends.base import TRANSFORMERS_CPU, TRANSFORMERS_CPU_FEW_ROWS_LINEAR
+    from copygram.backends.transformers import TransformersBackend, cpu_routing, cpu_vendor
+
+    assert cpu_routing("GenuineIntel") == (5, TRANSFORMERS_CPU_FEW_ROWS_LINEAR)
+    assert cpu_routing("AuthenticAMD") == (1, TRANSFORMERS_CPU)
+    assert cpu_routing("") == (1, TRANSFORMERS_CPU)
+    assert isinstance(backend, TransformersBackend)
+    # The loaded backend prices forwards on the curve of the routing its CPU got.
+    assert backend.batch_profile is cpu_routing(cpu_vendor())[1]
+    assert cpu_vendor() == cpu_vendor()

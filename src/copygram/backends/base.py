@@ -75,11 +75,18 @@ LLAMACPP_CPU_UNPACKED = BatchProfile(((1, 1.0), (8, 5.5), (32, 19.3), (128, 76.0
 # GPU offload: a forward is bound by weight reads until the batch is large.
 LLAMACPP_GPU = BatchProfile(((1, 1.0), (8, 1.1), (32, 1.3), (128, 2.0), (512, 6.0)), 1.0)
 # Transformers fp32 on a CPU (`copygram bench kernel --backend transformers`, SmolLM2-135M, 2
-# threads, 300-token context): up to 16 tokens (the backend's small-batch matmul, SMALL_BATCH_ROWS)
+# threads of an AMD EPYC, 300-token context): up to 16 tokens (the backend's small-batch matmul, SMALL_BATCH_ROWS)
 # a forward costs about one decode step (8: 1.05, 16: 1.2), then 32 / 64 / 128 tokens cost ~1.9 /
 # 2.5 / 3.5 steps; rows equal one-token steps within 6e-5.
 TRANSFORMERS_CPU = BatchProfile(((1, 1.0), (8, 1.05), (16, 1.2), (24, 1.7), (32, 1.9), (64, 2.5),
                                  (128, 3.5), (512, 14.7)), 1e-3)
+# The same on a CPU whose BLAS is fast for few rows (Intel, MKL: SMALL_BATCH_MIN_ROWS), where
+# linear layers keep `linear` up to 4 tokens and take W @ x.T from 5 to 16 (2 vCPUs of an Intel
+# Xeon, SmolLM2-135M, a decode step ~61 ms; 300- and 700-token contexts): a decode step is ~35%
+# cheaper than with the AMD routing, so drafted tokens cost more steps (8: ~1.55, 16: ~1.7).
+TRANSFORMERS_CPU_FEW_ROWS_LINEAR = BatchProfile(
+    ((1, 1.0), (2, 1.03), (4, 1.3), (8, 1.55), (16, 1.7), (24, 2.25), (32, 2.5), (64, 3.6),
+     (128, 5.6), (512, 21.0)), 1e-3)
 # CUDA, bf16/fp16 kernels that pick a different reduction order by batch size.
 TRANSFORMERS_CUDA = BatchProfile(((1, 1.0), (8, 1.05), (32, 1.1), (128, 1.3), (512, 2.0)), 0.25)
 

@@ -10,9 +10,11 @@ the only host sync is copying that row to the host. BOS: as in the llama.cpp bac
 spliced without BOS and the chat prompt carries it when the tokenizer wants one.
 
 On a CPU in float32 two changes make short forwards (a decode step, a draft verified, forced
-markup appended: all of copygram's frequent ones) ~1.7x cheaper: linear layers compute up to 16
-tokens as ``W @ x.T`` (:func:`use_small_batch_matmul`), and a masked forward of several tokens
-lets SDPA share key/value heads instead of copying them (:func:`use_gqa_sdpa`).
+markup appended: all of copygram's frequent ones) cheaper: linear layers compute up to 16
+tokens as ``W @ x.T`` where that beats ``linear`` on this CPU (:func:`use_small_batch_matmul`,
+:func:`cpu_routing`: from 1 token on an AMD CPU, ~1.7x cheaper; from 5 on an Intel one), and a
+masked forward of several tokens lets SDPA share key/value heads instead of copying them
+(:func:`use_gqa_sdpa`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-from collections.abc import Sequence
+import platform
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +40,13 @@ from copygram.backends._common import (
     truncate_target,
     with_bos,
 )
-from copygram.backends.base import TRANSFORMERS_CPU, TRANSFORMERS_CUDA, BatchProfile, Logits
+from copygram.backends.base import (
+    TRANSFORMERS_CPU,
+    TRANSFORMERS_CPU_FEW_ROWS_LINEAR,
+    TRANSFORMERS_CUDA,
+    BatchProfile,
+    Logits,
+)
 from copygram.config import DEVICES, DTYPES, BackendConfig, check_choice
 from copygram.errors import BackendError, missing_dependency
 
@@ -81,29 +90,63 @@ def resolve_dtype(dtype: str, device: str) -> torch.dtype:
 
 
 SMALL_BATCH_ROWS = 16
+# The fewest rows a linear layer computes as W @ x.T, by CPU vendor (any other: 1). Why it
+# depends on the vendor: the x86 wheels' BLAS (MKL) has fast few-row fp32 kernels on Intel and
+# slow ones on AMD. Measured on 2 vCPUs, SmolLM2-135M at a 700-token context, torch 2.13: on an
+# Intel Xeon (AVX-512) `linear` took a decode step in 61 ms against W @ x.T's 96 ms, and 4 tokens
+# in 88 ms against 98 ms, while from 8 tokens W @ x.T was cheaper (16 tokens: 117 ms against
+# 136 ms); on an AMD EPYC W @ x.T took a decode step from ~45 ms to ~25 ms.
+SMALL_BATCH_MIN_ROWS: Mapping[str, int] = {"GenuineIntel": 5}
 
 
-def use_small_batch_matmul(model: torch.nn.Module, max_rows: int = SMALL_BATCH_ROWS) -> int:
-    """Route every linear layer of ``model`` through ``weight @ x.T`` for inputs of at most
-    ``max_rows`` rows (tokens), one row computed as two; returns how many layers were routed.
+def cpu_vendor() -> str:
+    """The CPU's vendor id (``GenuineIntel``, ``AuthenticAMD``) from ``/proc/cpuinfo``, else
+    ``platform.processor()`` (``""`` where unknown). Fixed per machine: the kernel routing it
+    picks never varies between runs."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def cpu_routing(vendor: str) -> tuple[int, BatchProfile]:
+    """The fewest rows :func:`use_small_batch_matmul` routes on a CPU of ``vendor``, and the
+    fp32 cost curve of a forward with that routing."""
+    min_rows = SMALL_BATCH_MIN_ROWS.get(vendor, 1)
+    return min_rows, (TRANSFORMERS_CPU if min_rows == 1 else TRANSFORMERS_CPU_FEW_ROWS_LINEAR)
+
+
+def use_small_batch_matmul(model: torch.nn.Module, max_rows: int = SMALL_BATCH_ROWS,
+                           min_rows: int = 1) -> int:
+    """Route every linear layer of ``model`` through ``weight @ x.T`` for inputs of
+    ``min_rows`` to ``max_rows`` rows (tokens), one row computed as two; returns how many layers
+    were routed.
 
     Why: for so few rows PyTorch's CPU ``linear`` (an fp32 GEMV/GEMM with the activations on the
-    left) picks slow kernels: SmolLM2-135M's LM head took 7.5 ms for one row and 18 ms for two,
-    and a decode step ~45 ms at a 600-token context. With the weight on the left (and a single
-    row doubled, since the one-column product is the slow GEMV again) a decode step takes ~25 ms
-    and a forward of 2-4 tokens about the same (2 CPU cores, torch 2.13). Longer inputs keep
+    left) can pick slow kernels: on an AMD EPYC, SmolLM2-135M's LM head took 7.5 ms for one row
+    and 18 ms for two, and a decode step ~45 ms at a 600-token context. With the weight on the
+    left (and a single row doubled, since the one-column product is the slow GEMV again) a
+    decode step took ~25 ms and a forward of 2-4 tokens about the same (2 CPU cores, torch
+    2.13). Which rows gain depends on the CPU (:data:`SMALL_BATCH_MIN_ROWS`); other inputs keep
     ``linear``. Results differ only in summation order (~1e-5 in the logits)."""
+    if not 1 <= min_rows <= max_rows:
+        raise ValueError(f"need 1 <= min_rows <= max_rows, got {min_rows}, {max_rows}")
     routed = 0
     for module in model.modules():
         if isinstance(module, torch.nn.Linear):
-            module.forward = functools.partial(_small_batch_linear, module, max_rows)  # type: ignore[method-assign]
+            module.forward = functools.partial(_small_batch_linear, module, min_rows, max_rows)  # type: ignore[method-assign]
             routed += 1
     return routed
 
 
-def _small_batch_linear(layer: torch.nn.Linear, max_rows: int, x: torch.Tensor) -> torch.Tensor:
+def _small_batch_linear(layer: torch.nn.Linear, min_rows: int, max_rows: int,
+                        x: torch.Tensor) -> torch.Tensor:
     rows = x.numel() // x.shape[-1]
-    if rows > max_rows:
+    if not min_rows <= rows <= max_rows:
         return torch.nn.functional.linear(x, layer.weight, layer.bias)
     flat = x.reshape(rows, x.shape[-1])
     if rows == 1:
@@ -206,8 +249,10 @@ class TransformersBackend:
                 hf_logging.enable_progress_bar()
         self.tokenizer: Any = tokenizer
         self.model: Any = lm.to(self.device).eval()
+        self._profile = TRANSFORMERS_CPU if self.device == "cpu" else TRANSFORMERS_CUDA
         if self.device == "cpu" and self.dtype == torch.float32:
-            use_small_batch_matmul(self.model)
+            min_rows, self._profile = cpu_routing(cpu_vendor())
+            use_small_batch_matmul(self.model, min_rows=min_rows)
             use_gqa_sdpa(self.model)
         self.model_path = path
         # The cache grows as it fills, so the cap needs no header read before the load.
@@ -245,7 +290,7 @@ class TransformersBackend:
 
     @property
     def batch_profile(self) -> BatchProfile:
-        return TRANSFORMERS_CPU if self.device == "cpu" else TRANSFORMERS_CUDA
+        return self._profile
 
     @property
     def cached_ids(self) -> list[int]:
