@@ -75,8 +75,8 @@ LLAMACPP_CPU_UNPACKED = BatchProfile(((1, 1.0), (8, 5.5), (32, 19.3), (128, 76.0
 # GPU offload: a forward is bound by weight reads until the batch is large.
 LLAMACPP_GPU = BatchProfile(((1, 1.0), (8, 1.1), (32, 1.3), (128, 2.0), (512, 6.0)), 1.0)
 # Transformers fp32 on a CPU (`copygram bench kernel --backend transformers`, SmolLM2-135M, 2
-# threads of an AMD EPYC, 300-token context): up to 16 tokens (the backend's small-batch matmul, SMALL_BATCH_ROWS)
-# a forward costs about one decode step (8: 1.05, 16: 1.2), then 32 / 64 / 128 tokens cost ~1.9 /
+# threads of an AMD EPYC, 300-token context): up to 16 tokens (the backend's small-batch
+# matmul, SMALL_BATCH_ROWS) a forward costs about one decode step (8: 1.05, 16: 1.2), then 32 / 64 / 128 tokens cost ~1.9 /
 # 2.5 / 3.5 steps; rows equal one-token steps within 6e-5.
 TRANSFORMERS_CPU = BatchProfile(((1, 1.0), (8, 1.05), (16, 1.2), (24, 1.7), (32, 1.9), (64, 2.5),
                                  (128, 3.5), (512, 14.7)), 1e-3)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PLACEHOLDER", "LookupPeer", "PrefixPrimer", "RewriteBaseline", "RewriteOutput",
            "extract_document", "program_approach", "prompt_prefix", "rewrite_budget",
-           "rewrite_decode", "rewrite_mode_approach", "rewrite_request"]
+           "rewrite_decode", "rewrite_mode_approach", "rewrite_prompt", "rewrite_request"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,19 @@ class RewriteOutput:
                 "decode_s": self.decode_s, "gen_s": self.decode_s, "raw": self.raw}
 
 
+def rewrite_prompt(backend: Backend, prompt_builder: PromptBuilder | None = None) -> PromptText:
+    """The rewrite prompt's text for a document and an instruction: ``prompt_builder`` (default
+    :class:`~copygram.decode.prompt.RewritePromptBuilder`) on ``backend``."""
+    from copygram.decode.prompt import RewritePromptBuilder
+
+    builder: PromptBuilder = prompt_builder or RewritePromptBuilder()
+
+    def text(document: str, instruction: str) -> str:
+        return builder.build(document, instruction, backend)
+
+    return text
+
+
 def rewrite_request(backend: Backend, document: str, instruction: str, *,
                     prompt_builder: PromptBuilder | None = None,
                     max_new_tokens: int | None = None) -> tuple[list[int], int]:
@@ -70,11 +83,10 @@ def rewrite_request(backend: Backend, document: str, instruction: str, *,
     tokenized with special tokens; the budget ``max_new_tokens`` (default :func:`rewrite_budget`
     of the document). Raises :class:`~copygram.errors.DocumentError` if the prompt alone fills
     the context."""
-    from copygram.decode.prompt import RewritePromptBuilder
     from copygram.errors import DocumentError
 
-    builder: PromptBuilder = prompt_builder or RewritePromptBuilder()
-    prompt_ids = backend.tokenize(builder.build(document, instruction, backend), special=True)
+    prompt = rewrite_prompt(backend, prompt_builder)(document, instruction)
+    prompt_ids = backend.tokenize(prompt, special=True)
     budget = (max_new_tokens if max_new_tokens is not None
               else rewrite_budget(len(backend.tokenize(document))))
     if not prompt_ids or len(prompt_ids) >= backend.context_length:
@@ -170,13 +182,7 @@ class LookupPeer:
         """Untimed, before each run on ``row``: the peer's cache keeps no more of the prompt
         than :class:`PrefixPrimer` leaves copygram's approaches (the prefix no document
         changes), never a row's document from an earlier run (``bench quality --repeats``)."""
-        from copygram.decode.prompt import RewritePromptBuilder
-
-        builder: PromptBuilder = self.prompt_builder or RewritePromptBuilder()
-
-        def text(document: str, instruction: str) -> str:
-            return builder.build(document, instruction, self.backend)
-
+        text = rewrite_prompt(self.backend, self.prompt_builder)
         self.generate.keep_prefix(len(prompt_prefix(self.backend, text, row)))
 
     def __call__(self, row: EditRow) -> ApproachResult:
