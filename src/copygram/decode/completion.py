@@ -32,8 +32,9 @@ class TokenEvent:
 class SpanEvent:
     """Drafted tokens the model accepted: ``token_ids`` came from the draft (the prediction) and
     were verified in the one forward that appended them. ``source`` names the draft source
-    (``"line"``: aligned with a prediction line; ``"resync"``: the rest of a changed line;
-    ``"lookup"``: n-gram lookup in the prediction)."""
+    (``"line"``: aligned with a prediction line; ``"rejoin"``: the same after a line the
+    prediction did not hold; ``"resync"``: the rest of a changed line; ``"lookup"``, ``"echo"``,
+    ``"prompt"``: n-gram lookup in the prediction, the output, the prompt)."""
 
     token_ids: tuple[int, ...]
     text: str

@@ -199,3 +199,30 @@ def test_a_resync_gives_way_to_a_lookup_that_starts_right_more_often() -> None:
         kept.feedback(Draft(tokenize(" = 1"), source="echo"), 4)
     draft = propose(kept, "x = 1\ny = 2\nz")
     assert draft is not None and draft.source == "line" and text_of(draft).startswith(" = 3")
+
+
+def test_a_line_after_one_the_prediction_did_not_hold_is_a_rejoin_with_its_own_rate() -> None:
+    d = PredictionDrafter(PREDICTION, tokenize, VOCAB, DraftConfig(), TRANSFORMERS_CPU)
+    kept = propose(d, "x = 1\n")
+    assert kept is not None and kept.source == "line" and text_of(kept) == "y = 2\nz = 3\n"
+    for after in ("x = 1\ny = 5\n", "x = 1\nprint('hello world')\n"):  # changed, inserted
+        rejoin = propose(PredictionDrafter(PREDICTION, tokenize, VOCAB, DraftConfig(),
+                                           TRANSFORMERS_CPU), after)
+        assert rejoin is not None and rejoin.source == "rejoin"
+    # Once the output line starts like the anchored line, the draft is a line draft again.
+    again = propose(d, "x = 1\nprint('hello world')\ny")
+    assert again is not None and again.source == "line" and text_of(again) == " = 2\nz = 3\n"
+    # Rejoins that fail do not shorten the drafts that go on from a kept line.
+    for _ in range(6):
+        d.feedback(Draft(tokenize("y = 2\n"), source="rejoin"), 0)
+    assert d.sizer.acceptance("rejoin") < 0.2 < d.sizer.acceptance("line")
+    assert text_of(propose(d, "x = 1\nprint('hello world')\ny")) == " = 2\nz = 3\n"
+    # A rejoin that keeps failing gives way to a lookup that starts right.
+    for _ in range(3):
+        d.feedback(Draft(tokenize("y ="), source="echo"), 3)
+    output = "x = 1\nqq\n"
+    draft = propose(PredictionDrafter(PREDICTION, tokenize, VOCAB, DraftConfig(),
+                                      TRANSFORMERS_CPU), output)
+    assert draft is not None and draft.source == "rejoin"
+    draft = propose(d, output)
+    assert draft is not None and draft.source != "rejoin"

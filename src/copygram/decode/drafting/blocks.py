@@ -8,7 +8,7 @@ step-by-step decoding writes:
   once its first bytes are chosen (:mod:`copygram.constraints.search_replace`), but where a line
   starts the model chooses; this drafts the rest of the document from where the run stands, so
   a long run costs a few forwards instead of one per line.
-* ``"line"``/``"resync"``/``"lookup"``: inside a replacement, which mostly repeats the lines it
+* ``"line"``/``"rejoin"``/``"resync"``/``"lookup"``: inside a replacement, which mostly repeats the lines it
   replaces with a change in the middle, the block's search lines followed by the closing marker,
   aligned by lines as rewrite mode drafts from the document
   (:class:`~copygram.decode.drafting.prediction.PredictionDrafter`, one per block).
