@@ -91,6 +91,8 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("batch_invariant", "false", "true, false or \"auto\""),
     ("batch_invariant", 0, "true, false or \"auto\""),
     ("batch_invariant", "Auto", "true, false or \"auto\""),
+    ("cost_curve", 3, "kernel.json"),
+    ("cost_curve", "", "kernel.json"),
     ("model", 3, "catalog name"),
     ("model", "", "catalog name"),
     ("model", "qwen2.5-coder-7b", "catalog name"),
@@ -303,6 +305,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "n_ctx": st.integers(1, 1 << 20),
     "n_threads": st.integers(1, 512),
     "batch_invariant": st.sampled_from([True, False, "auto"]),
+    "cost_curve": st.just(str(Path(__file__).resolve())),  # any existing file parses
 }
 assert set(valid_values) | {"dtype"} == set(CONFIG_KEYS)  # dtype: drawn with transformers
 

@@ -256,12 +256,16 @@ class BackendConfig:
     # output of drafted decoding is then plain greedy's on every run (docs/config.md). "auto":
     # where the build and device give it at no cost, checked when the model loads.
     batch_invariant: BatchInvariance = "auto"
+    # A kernel.json that `copygram bench kernel` wrote on this machine: the draft sizer prices
+    # forwards on it instead of the built-in curve (backends.curves). None: the built-in one.
+    cost_curve: str | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.backend, dict):  # a TOML [backend] table
             raise ConfigError(
                 "config key 'backend' is a table; write the backend keys (backend, model, "
-                "device, dtype, n_ctx, n_threads, batch_invariant) at the top level of the config"
+                "device, dtype, n_ctx, n_threads, batch_invariant, cost_curve) at the top level "
+                "of the config"
             )
         backend = check_choice("backend", self.backend, BACKENDS)
         dtype = check_choice("dtype", self.dtype, DTYPES)
@@ -287,6 +291,7 @@ class BackendConfig:
             "n_threads": (None if self.n_threads is None
                           else check_int("n_threads", self.n_threads, minimum=1)),
             "batch_invariant": invariant,
+            "cost_curve": None if self.cost_curve is None else _check_cost_curve(self.cost_curve),
         }
         _normalise(self, checked)
 
@@ -294,6 +299,21 @@ class BackendConfig:
     def is_catalog_model(self) -> bool:
         """Whether ``model`` names a catalog entry (or alias) rather than a path or hub name."""
         return _is_catalog_name(self.model)
+
+
+def _check_cost_curve(value: object) -> str:
+    """A ``cost_curve`` setting as the path of an existing file (``~`` expanded)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip():
+        raise _invalid("cost_curve", value, "the path of a kernel.json that `copygram bench "
+                       "kernel --out DIR` wrote")
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"cost_curve {value!r}: no such file; write one with `copygram bench "
+                          "kernel --backend BACKEND --model MODEL --out DIR` on this machine and "
+                          "pass DIR/kernel.json")
+    return str(path)
 
 
 def _check_invariance(value: object) -> BatchInvariance:

@@ -58,6 +58,7 @@ from copygram.backends.base import (
     BatchProfile,
     Logits,
 )
+from copygram.backends.curves import config_costs, with_costs
 from copygram.config import BackendConfig, BatchInvariance, Device
 from copygram.errors import BackendError, missing_dependency
 
@@ -140,8 +141,10 @@ class LlamaCppBackend:
     def from_config(cls, config: BackendConfig) -> LlamaCppBackend:
         """The backend a checked :class:`~copygram.config.BackendConfig` describes (a catalog
         model is fetched on first use; see :func:`copygram.catalog.resolve_model`)."""
-        return cls(model_source(config), n_ctx=config.n_ctx, n_threads=config.n_threads,
-                   device=config.device, batch_invariant=config.batch_invariant)
+        source = model_source(config)
+        return cls(source, n_ctx=config.n_ctx, n_threads=config.n_threads,
+                   device=config.device, batch_invariant=config.batch_invariant,
+                   costs=config_costs(config, "llamacpp", source))
 
     def __init__(
         self,
@@ -152,6 +155,7 @@ class LlamaCppBackend:
         n_batch: int = DEFAULT_N_BATCH,
         device: Device = "auto",
         batch_invariant: BatchInvariance = "auto",
+        costs: tuple[tuple[int, float], ...] | None = None,
     ) -> None:
         """Load ``model_path`` (a GGUF file). ``n_ctx``: default 4096, capped at the model's
         trained context (with a warning when asked for more); ``n_threads``: default
@@ -163,7 +167,11 @@ class LlamaCppBackend:
         so where it costs nothing (a CPU, a build without llamafile's sgemm, kernels that pass
         the probe) and otherwise keeps the default kernels; ``False`` never asks. Checked at load
         by a probe that splits 21 tokens two ways (two forwards of ~20 tokens: ~0.6 s for a 1.5B
-        model on 2 cores); :attr:`batch_invariant` says what the loaded model gives."""
+        model on 2 cores); :attr:`batch_invariant` says what the loaded model gives.
+
+        ``costs``: forward costs measured on this machine (:mod:`~copygram.backends.curves`),
+        which :attr:`batch_profile` then gives in place of the built-in curve."""
+        self._costs = costs
         gpu = bool(llama_cpp.llama_supports_gpu_offload())
         if device == "cuda" and not gpu:
             raise BackendError(
@@ -340,7 +348,7 @@ class LlamaCppBackend:
 
     @property
     def batch_profile(self) -> BatchProfile:
-        return self._profile
+        return with_costs(self._profile, self._costs)
 
     @property
     def cached_ids(self) -> list[int]:

@@ -47,6 +47,7 @@ from copygram.backends.base import (
     BatchProfile,
     Logits,
 )
+from copygram.backends.curves import config_costs, with_costs
 from copygram.config import DEVICES, DTYPES, BackendConfig, check_choice
 from copygram.errors import BackendError, missing_dependency
 
@@ -205,8 +206,9 @@ class TransformersBackend:
     def from_config(cls, config: BackendConfig) -> TransformersBackend:
         """The backend a checked :class:`~copygram.config.BackendConfig` describes (a catalog
         model is fetched on first use; see :func:`copygram.catalog.resolve_model`)."""
-        return cls(model_source(config), device=config.device, dtype=config.dtype,
-                   n_ctx=config.n_ctx, n_threads=config.n_threads)
+        source = model_source(config)
+        return cls(source, device=config.device, dtype=config.dtype, n_ctx=config.n_ctx,
+                   n_threads=config.n_threads, costs=config_costs(config, "transformers", source))
 
     def __init__(
         self,
@@ -216,11 +218,15 @@ class TransformersBackend:
         dtype: str = "auto",
         n_ctx: int | None = None,
         n_threads: int | None = None,
+        costs: tuple[tuple[int, float], ...] | None = None,
     ) -> None:
         """Load ``model`` (a GGUF file, dequantized; or a Hugging Face folder or hub name) on
         ``device`` (``"auto"``: CUDA when torch sees a GPU). ``n_ctx``: default 4096, capped at
         the model's ``max_position_embeddings`` (with a warning when asked for more);
-        ``n_threads``: torch's default unless given (set process-wide)."""
+        ``n_threads``: torch's default unless given (set process-wide); ``costs``: forward
+        costs measured on this machine (:mod:`~copygram.backends.curves`), which
+        :attr:`batch_profile` then gives in place of the built-in curve."""
+        self._costs = costs
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         if n_threads:
@@ -290,7 +296,7 @@ class TransformersBackend:
 
     @property
     def batch_profile(self) -> BatchProfile:
-        return self._profile
+        return with_costs(self._profile, self._costs)
 
     @property
     def cached_ids(self) -> list[int]:

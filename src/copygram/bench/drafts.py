@@ -172,6 +172,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the model of that run: a catalog name or a .gguf path")
     parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
     parser.add_argument("--n-ctx", type=int, default=8192, help="context length (default 8192)")
+    parser.add_argument("--cost-curve", default=None, metavar="KERNEL_JSON",
+                        help="size and price drafts on this curve, a kernel.json that `copygram "
+                             "bench kernel` wrote (config key cost_curve; default: the built-in "
+                             "curve of the machine's kind)")
     parser.add_argument("--lookup-tokens", type=int, default=10,
                         help="the peer's draft length (default 10, as bench quality's peer)")
     parser.add_argument("--json", help="write the per-row replays here")
@@ -226,8 +230,11 @@ def run(args: argparse.Namespace) -> int:
     path = data_dir(args.data)
     rows = {row.id: row for group in load_rows(sorted({o.dataset for o in outputs}), path).values()
             for row in group}
-    session = EditSession.from_config({"backend": args.backend, "model": args.model,
-                                       "n_ctx": args.n_ctx, "mode": "rewrite"})
+    config: dict[str, object] = {"backend": args.backend, "model": args.model,
+                                 "n_ctx": args.n_ctx, "mode": "rewrite"}
+    if args.cost_curve:
+        config["cost_curve"] = args.cost_curve
+    session = EditSession.from_config(config)
     plan = session.plan()
     backend = plan.backend
     profile = backend.batch_profile

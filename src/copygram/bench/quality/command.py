@@ -63,6 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="llama.cpp on a CPU: batch-invariant kernels, so batched rows equal "
                              "one-token steps (config key batch_invariant, default auto; "
                              "docs/config.md)")
+    parser.add_argument("--cost-curve", default=None, metavar="KERNEL_JSON",
+                        help="price forwards on this machine's curve, a kernel.json that "
+                             "`copygram bench kernel` wrote (config key cost_curve; default: "
+                             "the built-in curve)")
     add_data_arguments(parser, default_datasets=QUALITY_DATASETS, max_lines=False)
     parser.add_argument("--approaches", default=",".join(DEFAULT_APPROACHES),
                         help=f"comma-separated, from {', '.join(APPROACHES)} (default: "
@@ -226,6 +230,8 @@ def run(args: argparse.Namespace) -> int:
                                  "n_ctx": args.n_ctx}
     if args.n_threads:
         config["n_threads"] = args.n_threads
+    if args.cost_curve:
+        config["cost_curve"] = args.cost_curve
     if args.backend == "llamacpp":
         config["batch_invariant"] = {"auto": "auto", "true": True, "false": False}[
             args.batch_invariant]

@@ -1,0 +1,90 @@
+"""A forward cost curve measured on the user's machine, in place of the built-in one.
+
+The draft sizer prices each forward on the backend's :class:`~copygram.backends.base.BatchProfile`
+(what a forward appending ``n`` tokens costs, in decode steps). The built-in curves were measured
+on a few CPUs, and CPUs differ more than one curve per backend can say: on 2 vCPUs running
+SmolLM2-135M on Transformers, 16 tokens cost 1.2 decode steps on one AMD EPYC, 1.7 on an Intel
+Xeon and ~1.9 on a first-generation EPYC (Zen 1), and 32 tokens 1.9, 2.5 and ~3.7. A sizer that
+believes the flat curve on the steep machine drafts long guesses that cost more than they save.
+
+``copygram bench kernel --backend B --model M --out DIR`` times ``n`` one-token steps against one
+forward of ``n`` tokens and writes ``DIR/kernel.json``; the config key ``cost_curve`` names that
+file, and the backend then prices forwards on it (``cost(n) = splice(n) / (decode(n) / n)``,
+made non-decreasing). The curve is read once, at load: batch shapes then depend on the file and
+the tokens, never on a timing taken during the run, so the same input still gives the same
+output on every run. The near-tie tolerance stays the backend's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+from copygram.backends.base import BatchProfile
+from copygram.config import BackendConfig
+from copygram.errors import ConfigError
+
+__all__ = ["config_costs", "read_cost_curve", "with_costs"]
+
+_HOW = ("write one with `copygram bench kernel --backend {backend} --model MODEL --n "
+        "2,4,8,16,32,64,128 --out DIR` on this machine and pass DIR/kernel.json")
+
+
+def read_cost_curve(path: str | Path, backend: str,
+                    model: str | None = None) -> tuple[tuple[int, float], ...]:
+    """The ``(n_tokens, cost)`` points of ``backend``'s entry in a ``kernel.json`` that
+    ``copygram bench kernel`` wrote, starting at ``(1, 1.0)``. ``model``: the file name of the
+    model being loaded; a curve measured on another model is refused (a forward's cost depends
+    on the model's size). Raises :class:`ConfigError` saying how to write a good file. Cost: one
+    small file read."""
+    file = Path(path).expanduser()
+    how = _HOW.format(backend=backend)
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"cost_curve {file}: no such file; {how}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"cost_curve {file} cannot be read as JSON ({exc}); {how}") from None
+    entry = data.get(backend) if isinstance(data, dict) else None
+    if not isinstance(entry, dict):
+        raise ConfigError(f"cost_curve {file} holds no measurement for backend {backend!r}; "
+                          f"{how}")
+    measured = entry.get("model")
+    if model is not None and isinstance(measured, str) and measured != model:
+        raise ConfigError(f"cost_curve {file} was measured with {measured}, not {model}; a "
+                          f"forward's cost depends on the model: {how}")
+    points: dict[int, float] = {}
+    try:
+        for row in entry["rows"]:
+            n, decode_s, splice_s = int(row["n"]), float(row["decode_s"]), float(row["splice_s"])
+            if n < 2 or not all(math.isfinite(v) and v > 0 for v in (decode_s, splice_s)):
+                raise ValueError(f"row n={n}: need n >= 2 and positive finite times")
+            points[n] = splice_s / (decode_s / n)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"cost_curve {file}: {backend}'s rows are not bench kernel rows "
+                          f"({exc}); {how}") from None
+    if not points:
+        raise ConfigError(f"cost_curve {file}: {backend} has no rows; {how}")
+    costs = [(1, 1.0)]
+    for n in sorted(points):
+        # A forward of more tokens never costs less: a dip is the machine's noise.
+        costs.append((n, max(points[n], costs[-1][1])))
+    return tuple(costs)
+
+
+def with_costs(profile: BatchProfile,
+               costs: tuple[tuple[int, float], ...] | None) -> BatchProfile:
+    """``profile`` priced on ``costs`` (``None``: unchanged), its near-tie tolerance kept."""
+    return profile if costs is None else dataclasses.replace(profile, costs=costs)
+
+
+def config_costs(config: BackendConfig, backend: str,
+                 model: str | Path) -> tuple[tuple[int, float], ...] | None:
+    """The measured curve ``config.cost_curve`` names for ``backend`` loading ``model`` (a path:
+    its file name is checked against the file's; a hub name as given), or ``None``."""
+    if config.cost_curve is None:
+        return None
+    name = model.name if isinstance(model, Path) else Path(model).name
+    return read_cost_curve(config.cost_curve, backend, name)
