@@ -86,5 +86,4 @@ def config_costs(config: BackendConfig, backend: str,
     its file name is checked against the file's; a hub name as given), or ``None``."""
     if config.cost_curve is None:
         return None
-    name = model.name if isinstance(model, Path) else Path(model).name
-    return read_cost_curve(config.cost_curve, backend, name)
+    return read_cost_curve(config.cost_curve, backend, Path(model).name)

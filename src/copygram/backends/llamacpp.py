@@ -229,7 +229,7 @@ class LlamaCppBackend:
         self.model_path = path
         self._attach(open_sized(repacked=True))
         self.batch_invariant = False
-        self._profile = LLAMACPP_GPU if offloads else LLAMACPP_CPU
+        self._profile = with_costs(LLAMACPP_GPU if offloads else LLAMACPP_CPU, self._costs)
         probe_fits = self._n_ctx >= _PROBE_PREFIX + _PROBE_BATCH
         if batch_invariant is True and not probe_fits:
             self.close()
@@ -292,7 +292,7 @@ class LlamaCppBackend:
 
     def _set_invariant(self, profile: BatchProfile) -> None:
         self.batch_invariant = True
-        self._profile = profile
+        self._profile = with_costs(profile, self._costs)
 
     def _rows_equal_steps(self) -> bool:
         """Whether 21 tokens in one forward give, bit for bit, the logits of one step and then a
@@ -348,7 +348,7 @@ class LlamaCppBackend:
 
     @property
     def batch_profile(self) -> BatchProfile:
-        return with_costs(self._profile, self._costs)
+        return self._profile
 
     @property
     def cached_ids(self) -> list[int]:

@@ -260,6 +260,8 @@ class TransformersBackend:
             min_rows, self._profile = cpu_routing(cpu_vendor())
             use_small_batch_matmul(self.model, min_rows=min_rows)
             use_gqa_sdpa(self.model)
+        # Priced once here: batch_profile is read on the decode path.
+        self._profile = with_costs(self._profile, self._costs)
         self.model_path = path
         # The cache grows as it fills, so the cap needs no header read before the load.
         max_pos = getattr(self.model.config, "max_position_embeddings", None)
@@ -296,7 +298,7 @@ class TransformersBackend:
 
     @property
     def batch_profile(self) -> BatchProfile:
-        return with_costs(self._profile, self._costs)
+        return self._profile
 
     @property
     def cached_ids(self) -> list[int]:
