@@ -90,12 +90,13 @@ def test_small_batch_matmul_computes_what_linear_does(bias: bool, min_rows: int)
 
 def test_the_cpu_picks_the_routing_and_its_cost_curve(backend: object) -> None:
     from copygram.backends.base import TRANSFORMERS_CPU, TRANSFORMERS_CPU_FEW_ROWS_LINEAR
-    from copygram.backends.transformers import TransformersBackend, cpu_routing, cpu_vendor
+    from copygram.backends.transformers import TransformersBackend, cpu_routing
+    from copygram.host import cpu_info
 
     assert cpu_routing("GenuineIntel") == (5, TRANSFORMERS_CPU_FEW_ROWS_LINEAR)
     assert cpu_routing("AuthenticAMD") == (1, TRANSFORMERS_CPU)
     assert cpu_routing("") == (1, TRANSFORMERS_CPU)
     assert isinstance(backend, TransformersBackend)
     # The loaded backend prices forwards on the curve of the routing its CPU got.
-    assert backend.batch_profile is cpu_routing(cpu_vendor())[1]
-    assert cpu_vendor() == cpu_vendor()
+    assert backend.batch_profile is cpu_routing(cpu_info().vendor)[1]
+    assert cpu_info() == cpu_info()

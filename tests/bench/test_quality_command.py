@@ -66,8 +66,16 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         "--json", str(out), "--rows", str(tmp_path / "rows.jsonl"), "--limit", "2"])
     assert quality.run(args) == 0
     assert configs[0]["model"] == "tiny-model" and configs[0]["backend"] == "llamacpp"
-    pooled = json.loads(out.read_text())
-    entry = pooled["humanevalfix_docs_python"]
+    written = json.loads(out.read_text())
+    assert set(written) == {"run", "results"}
+    run = written["run"]
+    # The record names what the figures depend on: the command, the model, the CPU, the rows.
+    assert run["config"]["model"] == "tiny-model" and isinstance(run["argv"], list)
+    assert run["cpu"]["cpus"] >= 1 and run["cpu"]["description"]
+    assert run["arguments"]["repeats"] == 1 and run["arguments"]["limit"] == 2
+    assert run["datasets"] == ["humanevalfix_docs_python"] and run["routes"] == {}
+    assert run["seconds"] >= 0
+    entry = written["results"]["humanevalfix_docs_python"]
     assert set(entry) == {"program", "rewrite", "rewrite-mode", UNCHANGED}
     assert entry["program"]["pass"] == 2 and entry["program"]["rows"] == 2
     assert entry[UNCHANGED]["pass"] == 0 and entry[UNCHANGED]["unchanged"] == 2

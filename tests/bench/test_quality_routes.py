@@ -48,7 +48,10 @@ def run_with_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     quality.add_arguments(parser)
     assert quality.run(parser.parse_args([*args, "--json", str(out)])) == 0
     assert len(loaded) == 1 and backend.calls == []
-    result: dict[str, dict[str, dict[str, object]]] = json.loads(out.read_text())
+    written = json.loads(out.read_text())
+    # Each route's configuration text travels with the figures.
+    assert written["run"]["routes"] == {f"program:{stem}": text for stem, text in configs.items()}
+    result: dict[str, dict[str, dict[str, object]]] = written["results"]
     return result
 
 

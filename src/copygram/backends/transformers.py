@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +49,7 @@ from copygram.backends.base import (
 from copygram.backends.curves import config_costs, with_costs
 from copygram.config import DEVICES, DTYPES, BackendConfig, check_choice
 from copygram.errors import BackendError, missing_dependency
+from copygram.host import cpu_info
 
 try:
     import torch
@@ -98,20 +98,6 @@ SMALL_BATCH_ROWS = 16
 # in 88 ms against 98 ms, while from 8 tokens W @ x.T was cheaper (16 tokens: 117 ms against
 # 136 ms); on an AMD EPYC W @ x.T took a decode step from ~45 ms to ~25 ms.
 SMALL_BATCH_MIN_ROWS: Mapping[str, int] = {"GenuineIntel": 5}
-
-
-def cpu_vendor() -> str:
-    """The CPU's vendor id (``GenuineIntel``, ``AuthenticAMD``) from ``/proc/cpuinfo``, else
-    ``platform.processor()`` (``""`` where unknown). Fixed per machine: the kernel routing it
-    picks never varies between runs."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("vendor_id"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def cpu_routing(vendor: str) -> tuple[int, BatchProfile]:
@@ -257,7 +243,7 @@ class TransformersBackend:
         self.model: Any = lm.to(self.device).eval()
         self._profile = TRANSFORMERS_CPU if self.device == "cpu" else TRANSFORMERS_CUDA
         if self.device == "cpu" and self.dtype == torch.float32:
-            min_rows, self._profile = cpu_routing(cpu_vendor())
+            min_rows, self._profile = cpu_routing(cpu_info().vendor)
             use_small_batch_matmul(self.model, min_rows=min_rows)
             use_gqa_sdpa(self.model)
         # Priced once here: batch_profile is read on the decode path.

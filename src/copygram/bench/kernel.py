@@ -19,7 +19,6 @@ import itertools
 import json
 import math
 import os
-import platform
 import resource
 import statistics
 import sys
@@ -38,6 +37,7 @@ from copygram.bench.plots import kernel_plot
 from copygram.config import BackendConfig
 from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError
+from copygram.host import cpu_info
 
 DEFAULT_NS = (8, 32, 128, 512)
 PROMPT_TOKENS = 200
@@ -172,7 +172,7 @@ def measure_kernel(
         prompt_tokens=prompt_tokens,
         repeats=repeats,
         threads=threads or os.cpu_count() or 1,
-        machine=f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
+        machine=cpu_info().describe(),
         rows=tuple(rows),
         load_average=(round(load_start, 2), round(os.getloadavg()[0], 2)),
     )

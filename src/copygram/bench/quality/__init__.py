@@ -40,7 +40,13 @@ it: the prompt costs every approach the same, and no draft can shorten it),
 token, drafted or not). ``exact`` and ``unchanged`` ignore trailing newlines at the end of the
 file: a chat model ends its turn without the file's last newline.
 
-Pooled per dataset and approach, the ``--json`` layout is::
+The ``--json`` file is ``{"run": {...}, "results": {...}}``. ``run`` says how to reproduce and
+compare the figures (:func:`copygram.host.run_record`): the command line, the backend
+configuration (with ``cost_curve`` where one was given), the CPU (model, family, the kernel
+flags: the same code ran 4x slower per decode step on one 2-vCPU host than on another), the load
+average at the start, the source revision, whether the batch-invariant kernels were on, the
+parsed arguments (``repeats``, ``limit``, ...), the datasets, each ``--program-config`` route's
+text and the run's ``seconds``. ``results``, pooled per dataset and approach, is::
 
     {dataset: {approach: {"pass": n, "exact": n, "valid": n, "rows": n, "tested": n, "sim": x,
                           "wall_s": x, "gen_s": x,

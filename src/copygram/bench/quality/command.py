@@ -41,6 +41,8 @@ from copygram.bench.quality.scoring import (
 )
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests
 from copygram.errors import ConfigError
+from copygram.host import run_record
+from copygram.io import write_text_atomic
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -235,8 +237,14 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "llamacpp":
         config["batch_invariant"] = {"auto": "auto", "true": True, "false": False}[
             args.batch_invariant]
+    # Read before the model loads: the load average says whether the machine was quiet.
+    record = run_record(sys.argv, config)
+    started = time.monotonic()
     session = EditSession.from_config(config)
     invariant = getattr(session.backend, "batch_invariant", False)
+    record.update(batch_invariant=invariant, datasets=list(names),
+                  arguments={key: value if isinstance(value, (int, float, list, type(None)))
+                             else str(value) for key, value in vars(args).items()})
     print(f"{session.backend.name}: batch-invariant kernels {'on' if invariant else 'off'}",
           file=sys.stderr)
     rewriting = session.derive(mode="rewrite")
@@ -252,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
         route = EditSession.from_config(file, backend=session.backend)
         runners[name] = program_approach(route)
         primers[name] = PrefixPrimer(session.backend, route.prompt)
+    record["routes"] = {f"{PROGRAM}:{file.stem}": file.read_text(encoding="utf-8")
+                        for file in variants}
     for name in approaches:
         if name == LOOKUP:
             peer = _lookup_peer(session.backend, config)
@@ -275,7 +285,9 @@ def run(args: argparse.Namespace) -> int:
     pooled = pool(results)
     print(markdown_table(pooled), end="")
     if args.json:
-        Path(args.json).write_text(json.dumps(pooled, indent=1) + "\n", encoding="utf-8")
+        record["seconds"] = round(time.monotonic() - started, 1)
+        write_text_atomic(Path(args.json), json.dumps({"run": record, "results": pooled},
+                                                      indent=1) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
     if args.plot:
         print(f"wrote {write_plot(args.plot, pooled)}", file=sys.stderr)
