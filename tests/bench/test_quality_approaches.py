@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from copygram.bench.data import EditRow
@@ -58,6 +58,28 @@ def test_fence_examples() -> None:
     assert extract_document("", "x = 0\n") == ""
     assert extract_document("x = '```'\n") == "x = '```'\n"
     assert extract_document("Here it is:\n```\nx\n```\n") == "Here it is:\n```\nx\n```\n"
+
+
+def test_a_lead_in_before_the_fence_goes_when_the_document_does_not_have_it() -> None:
+    reply = "Here is the fixed code:\n\n```python\nx = 1\n```\nIt sets x.\n"
+    assert extract_document(reply, "x = 0\n") == "x = 1\n"
+    # A fence never closed (the budget ran out) still loses the lead-in and its opening line.
+    assert extract_document("Sure.\n```\nx = 1\n", "x = 0\n") == "x = 1\n"
+    # A Markdown file rewritten as it stands keeps its own code blocks: its heading is a line of
+    # the document, so the text before the fence is the file's.
+    readme = "# Title\n\nRun:\n```sh\nmake\n```\n"
+    assert extract_document(readme.replace("make", "make test"), readme) == (
+        readme.replace("make", "make test"))
+    # A fence opening must be a whole line: a backtick run inside a line is text.
+    assert extract_document("print('```')\n", "x\n") == "print('```')\n"
+
+
+@given(_DOC, _DOC, st.sampled_from(["Here is the fixed file:\n", "Sure!\n\n", "The fix:\n  \n"]))
+def test_a_lead_in_that_is_not_in_the_document_never_reaches_the_file(
+        text: str, document: str, lead_in: str) -> None:
+    assume(lead_in.split("\n")[0] not in {line.strip() for line in document.splitlines()})
+    assert extract_document(f"{lead_in}```python\n{text}```\n", document) == (
+        extract_document(f"```python\n{text}```\n", document))
     inner = "# doc\n```\ncode\n```\nend\n"
     assert extract_document(f"```markdown\n{inner}```\n") == inner
 

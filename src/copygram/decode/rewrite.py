@@ -36,16 +36,39 @@ def extract_document(output: str, document: str | None = None) -> str:
     (the budget ran out) loses only its opening line. Any other output is the file as it
     stands. Fences inside the file stay: only one surrounding fence goes.
 
-    With ``document`` (the file being edited): where it ends with a line break and the extracted
-    file is not empty and does not, the document's line break is appended (a model often stops
-    right after the last character; an edit does not silently drop the final newline).
+    With ``document`` (the file being edited), two more rules:
+
+    * A lead-in before the fence goes with it (``Here is the fixed code:`` then a fenced file):
+      where the output's first fence line comes after non-blank lines none of which is a line of
+      ``document`` (stripped), the output is read from that fence line on. A line that the
+      document has (a Markdown file's heading, say) makes the text before the fence part of the
+      file, so a rewritten Markdown file keeps its own fences.
+    * Where the document ends with a line break and the extracted file is not empty and does
+      not, the document's line break is appended (a model often stops right after the last
+      character; an edit does not silently drop the final newline).
     """
-    text = _unfenced(output)
+    text = _unfenced(output if document is None else _without_lead_in(output, document))
     if document and text and not text.endswith(("\n", "\r")):
         for ending in ("\r\n", "\n", "\r"):
             if document.endswith(ending):
                 return text + ending
     return text
+
+
+def _without_lead_in(output: str, document: str) -> str:
+    """``output`` from its first fence line on where every non-blank line before it is prose
+    (not a line of ``document``); else ``output``."""
+    own = {line.strip() for line in document.splitlines()}
+    start, lead_in = 0, False
+    for line in output.splitlines(keepends=True):
+        if _FENCE_OPEN.fullmatch(line):
+            return output[start:] if lead_in else output
+        if line.strip():
+            if line.strip() in own:
+                return output
+            lead_in = True
+        start += len(line)
+    return output
 
 
 def _unfenced(output: str) -> str:
