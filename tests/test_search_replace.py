@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from copygram.errors import CopygramError, ProgramSyntaxError
 from copygram.language.lines import split_lines
@@ -13,6 +14,9 @@ from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
+    blocks_program,
+    find_run,
+    merge_retyped,
     parse,
     parse_blocks,
     render,
@@ -103,3 +107,67 @@ def test_render_writes_a_move_as_blocks_of_its_result() -> None:
     program = Program([Copy(3, 3), Copy(1, 2)])
     doc = "a\nb\nc\n"
     assert resolve(parse(render(program, doc), doc), doc) == "c\na\nb\n"
+
+
+# -- merge_retyped: a replacement that types its run's neighbours again -----------------------
+
+
+def merged(text: str, document: str) -> str:
+    lines = split_lines(document)
+    return resolve(blocks_program(merge_retyped(parse_blocks(text, lines), lines), lines),
+                   document)
+
+
+def test_lines_retyped_after_the_run_are_taken_into_it() -> None:
+    # The model searched one line, then wrote its fix and the two lines after it again.
+    text = block("    y = x\n", "    y = x * 2\n    return y + 1\n\n")
+    assert resolve(parse(text, DOC), DOC).count("return y + 1\n\n\n") == 1  # duplicated
+    assert merged(text, DOC) == DOC.replace("y = x\n", "y = x * 2\n")
+
+
+def test_lines_retyped_before_the_run_are_taken_into_it() -> None:
+    text = block("    return y + 1\n", "def f(x):\n    y = x\n    return y - 1\n")
+    assert merged(text, DOC) == DOC.replace("y + 1", "y - 1", 1)
+
+
+def test_a_run_never_grows_into_the_next_block_nor_back_into_the_previous_one() -> None:
+    text = (block("    y = x\n", "    y = -x\n    return y + 1\n")
+            + block("    return y + 1\n", "    return y + 2\n"))
+    # The first replacement ends with line 3, which the second block searches: left as written.
+    lines = split_lines(DOC)
+    first, second = merge_retyped(parse_blocks(text, lines), lines)
+    assert (first.search.start, first.search.end) == (2, 2)
+    assert (second.search.start, second.search.end) == (3, 3)
+
+
+def test_an_ordinary_edit_is_left_alone() -> None:
+    text = block("    return y + 1\n", "    return y - 1\n") + block("def g():\n", "def h():\n")
+    lines = split_lines(DOC)
+    assert merge_retyped(parse_blocks(text, lines), lines) == parse_blocks(text, lines)
+
+
+def test_a_retyped_last_line_without_ending_keeps_the_document_ending_open() -> None:
+    document = "a = 1\nb = 2"
+    assert merged(block("a = 1\n", "a = 3\nb = 2\n"), document) == "a = 3\nb = 2"
+
+
+@given(st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n"]), min_size=1, max_size=12),
+       st.data())
+def test_merging_drops_exactly_the_retyped_neighbours(document_lines: list[str],
+                                                      data: st.DataObject) -> None:
+    n = len(document_lines)
+    document = "".join(document_lines)
+    start = data.draw(st.integers(1, n))
+    end = data.draw(st.integers(start, n))
+    # New lines the document does not have, then up to all of the run's neighbours retyped.
+    # (With no new line, a replacement of retyped lines alone can read either way: see the
+    # docstring.)
+    new = data.draw(st.lists(st.sampled_from(["X\n", "Y\n"]), min_size=1, max_size=3))
+    before = data.draw(st.integers(0, start - 1))
+    after = data.draw(st.integers(0, n - end))
+    retyped = (document_lines[start - 1 - before : start - 1] + new
+               + document_lines[end : end + after])
+    search = "".join(document_lines[start - 1 : end])
+    assume(find_run(split_lines(document), split_lines(search), 1) == start)
+    intended = resolve(parse(block(search, "".join(new)), document), document)
+    assert merged(block(search, "".join(retyped)), document) == intended

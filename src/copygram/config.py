@@ -166,10 +166,14 @@ def check_syntax(value: object) -> str:
 
 
 def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
-                         verify_copies: bool) -> None:
+                         verify_copies: bool, merge_retyped: bool = False) -> None:
     """Raise :class:`ConfigError` for options that the syntax cannot honour: search/replace
-    programs need the llguidance engine and have no copy tags to extend or verify."""
+    programs need the llguidance engine and have no copy tags to extend or verify; only they
+    have replacements whose retyped neighbours could be merged."""
     if syntax != SEARCH_REPLACE:
+        if merge_retyped:
+            raise ConfigError('merge_retyped acts on search/replace blocks: set syntax = '
+                              '"search_replace", or leave it out')
         return
     if engine != "llguidance":
         raise ConfigError('syntax "search_replace" needs engine = "llguidance" (its grammar is '
@@ -202,6 +206,7 @@ class SessionConfig:
     ordered_copies: bool = True
     copy_to_end: bool = False
     verify_copies: bool = False
+    merge_retyped: bool = False  # syntax "search_replace": see language.search_replace
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
     mode: str = "program"
 
@@ -226,6 +231,7 @@ class SessionConfig:
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
             "copy_to_end": check_flag("copy_to_end", self.copy_to_end),
             "verify_copies": check_flag("verify_copies", self.verify_copies),
+            "merge_retyped": check_flag("merge_retyped", self.merge_retyped),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "mode": check_mode(self.mode),
         }
@@ -234,7 +240,8 @@ class SessionConfig:
                               "is known only when copies keep its order)")
         check_syntax_options(str(checked["syntax"]), engine=str(checked["engine"]),
                              copy_to_end=bool(checked["copy_to_end"]),
-                             verify_copies=bool(checked["verify_copies"]))
+                             verify_copies=bool(checked["verify_copies"]),
+                             merge_retyped=bool(checked["merge_retyped"]))
         _normalise(self, checked)
 
 

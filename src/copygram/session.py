@@ -67,6 +67,7 @@ class EditSession:
         ordered_copies: bool = True,
         copy_to_end: bool = False,
         verify_copies: bool = False,
+        merge_retyped: bool = False,
         tie_tolerance: float | None = None,
         mode: str = "program",
     ) -> None:
@@ -95,8 +96,10 @@ class EditSession:
                               "is known only when copies keep its order)")
         # A copy keeps only the lines the model, reading them, would have written itself.
         self.verify_copies = check_flag("verify_copies", verify_copies)
+        # A block's replacement that types its run's neighbours again takes them into the run.
+        self.merge_retyped = check_flag("merge_retyped", merge_retyped)
         check_syntax_options(syntax, engine=engine, copy_to_end=copy_to_end,
-                             verify_copies=verify_copies)
+                             verify_copies=verify_copies, merge_retyped=merge_retyped)
         # Greedy choices read from batched rows within this margin are re-decided with a
         # one-token step (None: the backend's BatchProfile.step_tolerance).
         self.tie_tolerance = check_tie_tolerance(tie_tolerance)
@@ -134,7 +137,7 @@ class EditSession:
                    prompt_builder=prompt_builder, max_new_tokens=c.max_new_tokens,
                    splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
                    copy_to_end=c.copy_to_end, verify_copies=c.verify_copies,
-                   tie_tolerance=c.tie_tolerance, mode=c.mode)
+                   merge_retyped=c.merge_retyped, tie_tolerance=c.tie_tolerance, mode=c.mode)
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -233,7 +236,8 @@ class EditSession:
             max_new_tokens=self.max_new_tokens if max_new_tokens is None else max_new_tokens,
             splice_forced=self.splice_forced, draft=self._draft,
             ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
-            verify_copies=self.verify_copies, tie_tolerance=self.tie_tolerance, mode=mode)
+            verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
+            tie_tolerance=self.tie_tolerance, mode=mode)
         other._token_bytes = self._token_bytes
         return other
 
@@ -244,7 +248,8 @@ class EditSession:
                         syntax=self.syntax, max_new_tokens=self.max_new_tokens,
                         splice_forced=self.splice_forced, draft=self.draft,
                         ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
-                        verify_copies=self.verify_copies, tie_tolerance=self.tie_tolerance)
+                        verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
+                        tie_tolerance=self.tie_tolerance)
 
     def token_bytes(self) -> list[bytes]:
         if self._token_bytes is None:

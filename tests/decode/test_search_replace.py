@@ -153,3 +153,26 @@ def test_inside_a_search_part_the_draft_is_the_rest_of_the_run() -> None:
     # Before the run's first line is complete the model chooses where it starts: no draft.
     first = BLOCK_OPEN + "    y"
     assert drafter.propose(first, backend.tokenize(first)) is None
+
+
+def test_merge_retyped_takes_a_replacements_retyped_neighbours_into_its_run() -> None:
+    # The model searches one line, then writes the fix and the next line again.
+    reply = (BLOCK_OPEN + "    y = x\n" + DIVIDER + "    y = 2 * x\n    return y + 1\n"
+             + BLOCK_CLOSE)
+    fixed = DOCUMENT.replace("y = x\n", "y = 2 * x\n")
+    as_written = session_writing(reply).edit(DOCUMENT, "Double y.")
+    assert as_written.text == fixed.replace("    return y + 1\n", "    return y + 1\n" * 2, 1)
+    merged = session_writing(reply, merge_retyped=True).edit(DOCUMENT, "Double y.")
+    assert merged.text == fixed and merged.program_text == reply
+    assert merged.program == parse(reply, DOCUMENT, merge=True)
+
+
+def test_merge_retyped_needs_blocks() -> None:
+    from copygram.config import parse_config
+
+    with pytest.raises(ConfigError, match="merge_retyped"):
+        parse_config({"merge_retyped": True})
+    with pytest.raises(ConfigError, match="merge_retyped"):
+        EditSession(ScriptedBackend(DOCUMENT, reply=""), merge_retyped=True)
+    assert parse_config({"syntax": "search_replace",
+                         "merge_retyped": True}).session.merge_retyped

@@ -89,6 +89,7 @@ class EditPlan:
     ordered_copies: bool = True  # the order guard: each copy starts after the previous one
     copy_to_end: bool = False  # the program ends only after a copy of the last line
     verify_copies: bool = False  # cut a copy where the model would not write its next line
+    merge_retyped: bool = False  # search/replace: a replacement's retyped neighbours join its run
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
 
@@ -522,7 +523,8 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
 
     program_text = constraint.program_text
     program = (reader.program(program_text) if reader is not None
-               else parse_blocks_program(program_text, document.lines))
+               else parse_blocks_program(program_text, document.lines,
+                                         merge=plan.merge_retyped))
     text = resolve(program, document.lines)
     stats.gen_ops = len(program) - len(program.copies())
     stats.output_tokens = len(backend.tokenize(text)) if text else 0

@@ -140,6 +140,38 @@ def parse_blocks(text: str, lines: Sequence[str]) -> list[Block]:
     return blocks
 
 
+def merge_retyped(blocks: Sequence[Block], lines: Sequence[str]) -> list[Block]:
+    """``blocks`` with each replacement's retyped neighbours taken into its run.
+
+    A model that picks a short search part often writes, in the replacement, the unchanged lines
+    right after its run (or right before it) again; read as written, the edit duplicates them.
+    Here, where a replacement ends with the ``k`` document lines that follow its run (as a
+    search part writes them), the run grows by those ``k`` lines, and where it starts with the
+    ``k`` lines before the run, the run grows back by them, never into another block's run.
+    Other lines of the replacement are left as they are; a replacement made only of lines that
+    could be either neighbours is read as retyping those after the run first. The cost: an edit
+    that means to
+    duplicate the lines next to a block (insert a copy of the following line before it) is
+    read as not duplicating them. Linear in the replacement's lines per block."""
+    keys = [search_line(line) if searchable(line) else None for line in lines]
+    merged: list[Block] = []
+    for index, block in enumerate(blocks):
+        written = _PROGRAM_LINE.findall(block.replacement)
+        floor = merged[-1].search.end + 1 if merged else 1
+        ceiling = (blocks[index + 1].search.start - 1 if index + 1 < len(blocks)
+                   else len(lines))
+        start, end = block.search.start, block.search.end
+        # The most lines k that the replacement ends with and that follow the run (k = 0: none).
+        after = next((k for k in range(min(len(written), ceiling - end), 0, -1)
+                      if written[len(written) - k:] == keys[end : end + k]), 0)
+        # ... and that it starts with and that come before the run, not counting those.
+        before = next((k for k in range(min(len(written) - after, start - floor), 0, -1)
+                       if written[:k] == keys[start - 1 - k : start - 1]), 0)
+        merged.append(Block(LineRange(start - before, end + after), block.replacement)
+                      if after or before else block)
+    return merged
+
+
 def _resolved_replacement(block: Block, lines: Sequence[str]) -> str:
     first = lines[block.search.start - 1]
     ending = first[len(first.rstrip("\r\n")):] or "\n"
@@ -167,11 +199,13 @@ def blocks_program(blocks: Sequence[Block], lines: Sequence[str]) -> Program:
     return Program(ops)
 
 
-def parse(text: str, lines: Sequence[str] | str) -> Program:
+def parse(text: str, lines: Sequence[str] | str, *, merge: bool = False) -> Program:
     """The program that search/replace ``text`` spells for the document ``lines`` (text, or
-    lines with endings); raises :class:`~copygram.errors.ProgramSyntaxError`."""
+    lines with endings); raises :class:`~copygram.errors.ProgramSyntaxError`. ``merge``: read
+    the blocks through :func:`merge_retyped` first."""
     split = split_lines(lines) if isinstance(lines, str) else lines
-    return blocks_program(parse_blocks(text, split), split)
+    blocks = parse_blocks(text, split)
+    return blocks_program(merge_retyped(blocks, split) if merge else blocks, split)
 
 
 def render(program: Program, lines: Sequence[str] | str) -> str:
@@ -222,5 +256,5 @@ def render(program: Program, lines: Sequence[str] | str) -> str:
 
 
 __all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "SEARCH_REPLACE", "Block",
-           "blocks_program", "find_run", "parse", "parse_blocks", "render", "search_line",
-           "searchable"]
+           "blocks_program", "find_run", "merge_retyped", "parse", "parse_blocks", "render",
+           "search_line", "searchable"]
