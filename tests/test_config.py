@@ -70,6 +70,7 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("copy_to_end", 1, "true or false"),
     ("verify_copies", "yes", "true or false"),
     ("merge_retyped", "yes", "true or false"),
+    ("search_plan", 1, "true or false"),
     ("line_view", "spaces", "'pipe', 'tab'"),
     ("search_scope", "file", "'lines', 'unit'"),
     ("tie_tolerance", -0.1, "finite number >= 0"),
@@ -297,6 +298,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "copy_to_end": st.booleans(),
     "verify_copies": st.booleans(),
     "merge_retyped": st.booleans(),
+    "search_plan": st.booleans(),
     "line_view": st.sampled_from(["pipe", "tab"]),
     "search_scope": st.sampled_from(["lines", "unit"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
@@ -318,8 +320,9 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
     config = {key: draw(valid_values[key]) for key in keys}
     if config.get("copy_to_end") and config.get("ordered_copies") is False:
         del config["copy_to_end"]  # refused: the end is known only with ordered copies
-    if config.get("syntax") != "search_replace" and config.get("merge_retyped"):
-        del config["merge_retyped"]  # refused: only blocks have replacements to merge
+    if config.get("syntax") != "search_replace":
+        for key in ("merge_retyped", "search_plan"):  # refused: options of blocks
+            config.pop(key, None)
     if config.get("syntax") == "search_replace":
         # Refused with blocks (tests/decode/test_search_replace.py): copy-tag options, outlines.
         for key in ("copy_to_end", "verify_copies"):

@@ -166,14 +166,16 @@ def check_syntax(value: object) -> str:
 
 
 def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
-                         verify_copies: bool, merge_retyped: bool = False) -> None:
+                         verify_copies: bool, merge_retyped: bool = False,
+                         search_plan: bool = False) -> None:
     """Raise :class:`ConfigError` for options that the syntax cannot honour: search/replace
     programs need the llguidance engine and have no copy tags to extend or verify; only they
     have replacements whose retyped neighbours could be merged."""
     if syntax != SEARCH_REPLACE:
-        if merge_retyped:
-            raise ConfigError('merge_retyped acts on search/replace blocks: set syntax = '
-                              '"search_replace", or leave it out')
+        for key, value in (("merge_retyped", merge_retyped), ("search_plan", search_plan)):
+            if value:
+                raise ConfigError(f'{key} acts on search/replace blocks: set syntax = '
+                                  '"search_replace", or leave it out')
         return
     if engine != "llguidance":
         raise ConfigError('syntax "search_replace" needs engine = "llguidance" (its grammar is '
@@ -207,6 +209,7 @@ class SessionConfig:
     copy_to_end: bool = False
     verify_copies: bool = False
     merge_retyped: bool = False  # syntax "search_replace": see language.search_replace
+    search_plan: bool = False  # syntax "search_replace": a "Plan:" line before the blocks
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
     mode: str = "program"
 
@@ -232,6 +235,7 @@ class SessionConfig:
             "copy_to_end": check_flag("copy_to_end", self.copy_to_end),
             "verify_copies": check_flag("verify_copies", self.verify_copies),
             "merge_retyped": check_flag("merge_retyped", self.merge_retyped),
+            "search_plan": check_flag("search_plan", self.search_plan),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "mode": check_mode(self.mode),
         }
@@ -241,7 +245,8 @@ class SessionConfig:
         check_syntax_options(str(checked["syntax"]), engine=str(checked["engine"]),
                              copy_to_end=bool(checked["copy_to_end"]),
                              verify_copies=bool(checked["verify_copies"]),
-                             merge_retyped=bool(checked["merge_retyped"]))
+                             merge_retyped=bool(checked["merge_retyped"]),
+                             search_plan=bool(checked["search_plan"]))
         _normalise(self, checked)
 
 

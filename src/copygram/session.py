@@ -68,6 +68,7 @@ class EditSession:
         copy_to_end: bool = False,
         verify_copies: bool = False,
         merge_retyped: bool = False,
+        search_plan: bool = False,
         tie_tolerance: float | None = None,
         mode: str = "program",
     ) -> None:
@@ -81,7 +82,8 @@ class EditSession:
         self.engine = engine
         self.syntax = syntax
         self.sampling = sampling or Sampling()
-        self.prompt_builder: PromptBuilder = prompt_builder or default_prompt_builder(mode, syntax)
+        self.prompt_builder: PromptBuilder = prompt_builder or default_prompt_builder(
+            mode, syntax, search_plan=search_plan)
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
         # None: the mode's default drafts, and a derived session in another mode gets its own.
@@ -98,8 +100,11 @@ class EditSession:
         self.verify_copies = check_flag("verify_copies", verify_copies)
         # A block's replacement that types its run's neighbours again takes them into the run.
         self.merge_retyped = check_flag("merge_retyped", merge_retyped)
+        # The program opens with the model's own "Plan:" line (its prompt asks for one).
+        self.search_plan = check_flag("search_plan", search_plan)
         check_syntax_options(syntax, engine=engine, copy_to_end=copy_to_end,
-                             verify_copies=verify_copies, merge_retyped=merge_retyped)
+                             verify_copies=verify_copies, merge_retyped=merge_retyped,
+                             search_plan=search_plan)
         # Greedy choices read from batched rows within this margin are re-decided with a
         # one-token step (None: the backend's BatchProfile.step_tolerance).
         self.tie_tolerance = check_tie_tolerance(tie_tolerance)
@@ -127,7 +132,8 @@ class EditSession:
         sampling = Sampling(temperature=c.temperature, top_p=c.top_p, seed=c.seed)
         prompt_builder = default_prompt_builder(c.mode, c.syntax, with_example=c.prompt_example,
                                                 line_view=c.line_view,
-                                                search_scope=c.search_scope)
+                                                search_scope=c.search_scope,
+                                                search_plan=c.search_plan)
         draft = (None if c.draft_tokens is None and c.draft_ngram == DraftConfig.max_ngram
                  else DraftConfig(max_tokens=(DraftConfig.for_mode(c.mode).max_tokens
                                               if c.draft_tokens is None else c.draft_tokens),
@@ -137,7 +143,8 @@ class EditSession:
                    prompt_builder=prompt_builder, max_new_tokens=c.max_new_tokens,
                    splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
                    copy_to_end=c.copy_to_end, verify_copies=c.verify_copies,
-                   merge_retyped=c.merge_retyped, tie_tolerance=c.tie_tolerance, mode=c.mode)
+                   merge_retyped=c.merge_retyped, search_plan=c.search_plan,
+                   tie_tolerance=c.tie_tolerance, mode=c.mode)
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -237,7 +244,7 @@ class EditSession:
             splice_forced=self.splice_forced, draft=self._draft,
             ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
             verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
-            tie_tolerance=self.tie_tolerance, mode=mode)
+            search_plan=self.search_plan, tie_tolerance=self.tie_tolerance, mode=mode)
         other._token_bytes = self._token_bytes
         return other
 
@@ -249,7 +256,7 @@ class EditSession:
                         splice_forced=self.splice_forced, draft=self.draft,
                         ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
                         verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
-                        tie_tolerance=self.tie_tolerance)
+                        search_plan=self.search_plan, tie_tolerance=self.tie_tolerance)
 
     def token_bytes(self) -> list[bytes]:
         if self._token_bytes is None:

@@ -28,9 +28,9 @@ from tests.strategies import ordered_edits
 DOC = "def f(x):\n    y = x\n    return y + 1\n\n\ndef g():\n    return 2\n"
 
 
-def accepts(document: str, text: str) -> bool:
+def accepts(document: str, text: str, plan: bool = False) -> bool:
     """Whether the constraint (byte vocabulary) takes every byte of ``text`` and may end."""
-    constraint = search_replace_constraint(split_lines(document), "byte")
+    constraint = search_replace_constraint(split_lines(document), "byte", plan)
     try:
         for byte in text.encode("utf-8"):
             constraint.consume(byte)
@@ -161,3 +161,19 @@ def test_forced_tokens_spell_the_rest_of_the_decided_line(model: Backend) -> Non
     assert constraint.program_text.startswith(BLOCK_OPEN + "console.log(f(-2));\n")
     assert whole.startswith(constraint.program_text)
     assert whole.startswith(BLOCK_OPEN + "console" + spelled.decode())
+
+
+def test_with_a_plan_the_program_opens_with_one_plan_line() -> None:
+    blocks = BLOCK_OPEN + "    return 2\n" + DIVIDER + "    return 3\n" + BLOCK_CLOSE
+    plan = "Plan: g must return 3.\n"
+    assert accepts(DOC, plan + blocks, plan=True)
+    assert accepts(DOC, plan, plan=True)  # nothing to change after all
+    assert not accepts(DOC, blocks, plan=True)  # the plan comes first
+    assert not accepts(DOC, "Plan:\n" + blocks, plan=True)  # with words in it
+    assert not accepts(DOC, plan + plan + blocks, plan=True)  # one line
+    assert not accepts(DOC, "Plan: " + "x" * 300 + "\n" + blocks, plan=True)  # a line, not an essay
+    assert not accepts(DOC, plan + blocks)  # only where asked for
+    # The parser reads the plan as words, not as an edit.
+    assert parse(plan + blocks, DOC) == parse(blocks, DOC)
+    constraint = search_replace_constraint(split_lines(DOC), "byte", True)
+    assert bytes(constraint.forced()) == b"Plan:"

@@ -176,3 +176,27 @@ def test_merge_retyped_needs_blocks() -> None:
         EditSession(ScriptedBackend(DOCUMENT, reply=""), merge_retyped=True)
     assert parse_config({"syntax": "search_replace",
                          "merge_retyped": True}).session.merge_retyped
+
+
+def test_search_plan_asks_for_a_plan_line_and_the_edit_is_the_blocks_after_it() -> None:
+    plan = "Plan: f returns y + 1; it must return y - 1.\n"
+    session = session_writing(plan + BLOCKS, search_plan=True)
+    prompt = session.prompt(DOCUMENT, "Return y - 1.")
+    assert "Before the blocks, write one line that starts with `Plan:`" in prompt
+    assert "Plan: area adds width and height; it must multiply them.\n" + BLOCK_OPEN in prompt
+    result = session.edit(DOCUMENT, "Return y - 1.")
+    assert result.program_text == plan + BLOCKS
+    assert result.text == session_writing(BLOCKS).edit(DOCUMENT, "Return y - 1.").text
+    # Without the option the prompt asks for no plan, and the constraint admits none.
+    assert "Plan:" not in session_writing(BLOCKS).prompt(DOCUMENT, "Return y - 1.")
+    with pytest.raises(CopygramError):
+        session_writing(plan + BLOCKS).edit(DOCUMENT, "Return y - 1.")
+
+
+def test_search_plan_needs_blocks() -> None:
+    from copygram.config import parse_config
+
+    with pytest.raises(ConfigError, match="search_plan"):
+        parse_config({"search_plan": True})
+    config = parse_config({"syntax": "search_replace", "search_plan": True})
+    assert config.session.search_plan

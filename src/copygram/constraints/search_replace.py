@@ -39,6 +39,8 @@ from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
+    MAX_PLAN_CHARS,
+    PLAN_PREFIX,
     search_line,
     searchable,
 )
@@ -70,15 +72,17 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)
 
 
-def document_lark(lines: Sequence[str]) -> str:
-    """The per-document grammar (module doc) for the document ``lines`` (split with endings)."""
+def document_lark(lines: Sequence[str], plan: bool = False) -> str:
+    """The per-document grammar (module doc) for the document ``lines`` (split with endings);
+    with ``plan``, the program opens with one ``Plan:`` line of the model's words (at most
+    :data:`MAX_PLAN_CHARS` after the prefix) before its blocks."""
     n = len(lines)
     ok = [False] + [searchable(line) for line in lines] + [False]
     # has_run[k]: some run can start at line k or later.
     has_run = [False] * (n + 2)
     for k in range(n, 0, -1):
         has_run[k] = ok[k] or has_run[k + 1]
-    rules = ["start: " + ("f1" if has_run[1] else '""')]
+    rules = ["start: " + ("PLAN " if plan else "") + ("f1" if has_run[1] else '""')]
     for k in range(1, n + 1):
         if has_run[k]:
             rules.append(f"f{k}: (OPEN a{k})?")
@@ -93,6 +97,8 @@ def document_lark(lines: Sequence[str]) -> str:
             rules.append(f"r{k}: {goes_on[0]}{rest}")
     rules.append(f"OPEN: {_literal(BLOCK_OPEN)}")
     rules.append(f"TAIL: /{tail_regex()}/")
+    if plan:
+        rules.append(f"PLAN: /{regex_escape(PLAN_PREFIX)}[^\\n]{{1,{MAX_PLAN_CHARS}}}\\n/")
     return "\n".join(rules) + "\n"
 
 
@@ -111,9 +117,11 @@ class SearchReplaceGrammar:
 
 
 @functools.lru_cache(maxsize=16)
-def compile_search_replace(vocab: Vocab, lines: tuple[str, ...]) -> SearchReplaceGrammar:
-    """Build and compile the grammar of ``lines`` (cached per document text and vocabulary)."""
-    grammar = document_lark(lines)
+def compile_search_replace(vocab: Vocab, lines: tuple[str, ...],
+                           plan: bool = False) -> SearchReplaceGrammar:
+    """Build and compile the grammar of ``lines`` (cached per document text, vocabulary and
+    ``plan``)."""
+    grammar = document_lark(lines, plan)
     # At a run's first line every later line is a candidate, so an Earley row holds ~2 items per
     # line: llguidance's default cap (2000 items) would stop at ~1000 lines.
     n = len(lines)
@@ -182,15 +190,17 @@ class SearchReplaceConstraint(ProgramState):
         return [int(t) for t in self._matcher.compute_ff_tokens()]
 
 
-def search_replace_constraint(lines: Sequence[str], tokenizer: object) -> SearchReplaceConstraint:
+def search_replace_constraint(lines: Sequence[str], tokenizer: object,
+                              plan: bool = False) -> SearchReplaceConstraint:
     """A fresh constraint for search/replace programs over the document ``lines``; ``tokenizer``
-    as :func:`~copygram.constraints.compile_constraint` takes it."""
+    as :func:`~copygram.constraints.compile_constraint` takes it; ``plan``: the program opens
+    with a ``Plan:`` line (:func:`document_lark`)."""
     from copygram.constraints.guard import check_vocab_covers
     from copygram.constraints.vocab import vocab_for
 
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, "".join(sorted(set(BLOCK_OPEN + DIVIDER + BLOCK_CLOSE))).encode())
-    return compile_search_replace(vocab, tuple(lines)).new_constraint()
+    return compile_search_replace(vocab, tuple(lines), plan).new_constraint()
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",

@@ -90,6 +90,7 @@ class EditPlan:
     copy_to_end: bool = False  # the program ends only after a copy of the last line
     verify_copies: bool = False  # cut a copy where the model would not write its next line
     merge_retyped: bool = False  # search/replace: a replacement's retyped neighbours join its run
+    search_plan: bool = False  # search/replace: the program opens with a "Plan:" line
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
 
@@ -455,7 +456,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     if plan.syntax == SEARCH_REPLACE:
         from copygram.constraints.search_replace import search_replace_constraint
 
-        constraint = search_replace_constraint(document.lines, backend)
+        constraint = search_replace_constraint(document.lines, backend, plan.search_plan)
     else:
         constraint = compile_constraint(document.lines, backend, engine=plan.engine,
                                         syntax=plan.syntax, ordered=plan.ordered_copies,

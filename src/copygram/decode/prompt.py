@@ -16,7 +16,13 @@ from copygram.config import LINE_VIEWS, SEARCH_SCOPES, check_choice
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
-from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER, SEARCH_REPLACE
+from copygram.language.search_replace import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    DIVIDER,
+    PLAN_PREFIX,
+    SEARCH_REPLACE,
+)
 from copygram.language.search_replace import render as render_blocks
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 
@@ -120,6 +126,11 @@ A block replaces a run of lines of the document:
 {BLOCK_CLOSE}Write one block for each place that changes, in document order, and nothing else.
 Every line outside the blocks stays as it is."""
 
+_PLAN_ADVICE = (f"\nBefore the blocks, write one line that starts with `{PLAN_PREFIX}` and says "
+                "what is wrong or what must change, and where.")
+# The worked example's plan line: what the example's edit fixes, in the words asked for.
+_EXAMPLE_PLAN = f"{PLAN_PREFIX} area adds width and height; it must multiply them.\n"
+
 _UNIT_ADVICE = ("\nPut the whole function or paragraph that holds a change in the search part, "
                 "and write all of it again, changed, in the replacement.")
 
@@ -142,18 +153,21 @@ class SearchReplacePromptBuilder:
     system: str = SEARCH_REPLACE_SYSTEM
     with_example: bool = True
     scope: str = "lines"
+    plan: bool = False  # ask for a "Plan:" line before the blocks (``search_plan``)
 
     def __post_init__(self) -> None:
         check_choice("search_scope", self.scope, SEARCH_SCOPES)
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
-        system = self.system + (_UNIT_ADVICE if self.scope == "unit" else "")
+        system = (self.system + (_UNIT_ADVICE if self.scope == "unit" else "")
+                  + (_PLAN_ADVICE if self.plan else ""))
         messages = [{"role": "system", "content": system}]
         if self.with_example:
             messages += [
                 {"role": "user", "content": _plain_message(_EXAMPLE_DOCUMENT,
                                                            _EXAMPLE_INSTRUCTION)},
-                {"role": "assistant", "content": _example_blocks(self.scope)},
+                {"role": "assistant", "content": (_EXAMPLE_PLAN if self.plan else "")
+                 + _example_blocks(self.scope)},
             ]
         messages.append({"role": "user", "content": _plain_message(document, instruction)})
         return messages
@@ -190,11 +204,13 @@ class RewritePromptBuilder:
 
 
 def default_prompt_builder(mode: str, syntax: str, *, with_example: bool = True,
-                           line_view: str = "pipe", search_scope: str = "lines") -> PromptBuilder:
+                           line_view: str = "pipe", search_scope: str = "lines",
+                           search_plan: bool = False) -> PromptBuilder:
     """The prompt a session uses unless given one: the rewrite prompt in rewrite mode, else the
     one that explains ``syntax``."""
     if mode == "rewrite":
         return RewritePromptBuilder()
     if syntax == SEARCH_REPLACE:
-        return SearchReplacePromptBuilder(with_example=with_example, scope=search_scope)
+        return SearchReplacePromptBuilder(with_example=with_example, scope=search_scope,
+                                          plan=search_plan)
     return DefaultPromptBuilder(syntax=syntax, with_example=with_example, line_view=line_view)

@@ -45,6 +45,11 @@ from copygram.language.types import LineRange
 SEARCH_REPLACE = "search_replace"
 """The syntax name (``syntax = "search_replace"`` in a session config)."""
 
+PLAN_PREFIX = "Plan:"
+"""A program may open with one line starting with this (``search_plan``): the model's own words
+on what changes, written before the blocks; it is not part of the edit."""
+MAX_PLAN_CHARS = 300
+
 BLOCK_OPEN = "<<<<<<< SEARCH\n"
 DIVIDER = "=======\n"
 BLOCK_CLOSE = ">>>>>>> REPLACE\n"
@@ -103,6 +108,8 @@ def parse_blocks(text: str, lines: Sequence[str]) -> list[Block]:
     program_lines: list[str] = _PROGRAM_LINE.findall(text)
     blocks: list[Block] = []
     cursor, at, offset = 1, 0, 0
+    if program_lines and program_lines[0].startswith(PLAN_PREFIX):  # words, not an edit
+        at, offset = 1, len(program_lines[0])
 
     def take() -> str:
         nonlocal at, offset
@@ -255,6 +262,7 @@ def render(program: Program, lines: Sequence[str] | str) -> str:
     return "".join(out)
 
 
-__all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "SEARCH_REPLACE", "Block",
+__all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "MAX_PLAN_CHARS", "PLAN_PREFIX",
+           "SEARCH_REPLACE", "Block",
            "blocks_program", "find_run", "merge_retyped", "parse", "parse_blocks", "render",
            "search_line", "searchable"]
