@@ -233,7 +233,7 @@ def test_command_with_the_peer_on_a_set_without_tests(
                               "--approaches", "rewrite,rewrite-mode,lookup", "--json", str(out)])
     assert quality.run(args) == 0
     assert len(loaded) == 1 and loaded[0][1] == 10  # type: ignore[index]
-    pooled = json.loads(out.read_text())
+    pooled = json.loads(out.read_text())["results"]
     commits = pooled["commits_py_repos"]
     assert set(commits) == {"rewrite", "rewrite-mode", "lookup", UNCHANGED}
     assert commits["rewrite"]["pass"] is None and commits["rewrite"]["exact"] == 1
@@ -248,7 +248,7 @@ def test_command_with_the_peer_on_a_set_without_tests(
     base = ["--datasets", "quixbugs_python,commits_py_repos",
             "--approaches", "rewrite,rewrite-mode,lookup", "--json", str(out)]
     assert quality.run(parser.parse_args([*base, "--repeats", "2"])) == 0
-    commits = json.loads(out.read_text())["commits_py_repos"]
+    commits = json.loads(out.read_text())["results"]["commits_py_repos"]
     assert (commits["lookup"]["repeats"], commits["lookup"]["reproduced"]) == (2, 1)
     assert commits["rewrite-mode"]["reproduced"] == 1
     with pytest.raises(ConfigError, match="--repeats must be >= 1"):
