@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Lowest first. A module may import its own layer and the layers below it, never above.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("core", ("copygram.errors", "copygram.io", "copygram.interrupts")),
+    ("core", ("copygram.errors", "copygram.io", "copygram.interrupts", "copygram.host")),
     ("language", ("copygram.language",)),
     ("constraints", ("copygram.constraints",)),
     ("config", ("copygram.config", "copygram.catalog")),

@@ -9,6 +9,7 @@ compared with another.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import subprocess
@@ -95,9 +96,11 @@ def source_revision(start: Path | None = None) -> str | None:
 def run_record(argv: list[str], config: Mapping[str, object]) -> dict[str, object]:
     """What a benchmark's result file records about its run: the command, the configuration, the
     CPU, the load average at the start, the source revision and the copygram version."""
-    from copygram import __version__
-
+    try:  # the installed distribution's; copygram's __init__ sits above this layer
+        version: str | None = importlib.metadata.version("copygram")
+    except importlib.metadata.PackageNotFoundError:
+        version = None
     return {"argv": argv, "config": dict(config), "cpu": cpu_info().as_json(),
             "load_average": [round(x, 2) for x in os.getloadavg()],
-            "copygram": __version__, "revision": source_revision(),
+            "copygram": version, "revision": source_revision(),
             "python": platform.python_version()}
