@@ -2,9 +2,16 @@
 # Create .venv with copygram and every optional stack, on a fresh machine, idempotently.
 #
 # - torch is pinned (2.13.0): an unpinned torch pulls a multi-GB CUDA build.
-# - llama-cpp-python is an sdist that compiles llama.cpp (~4.5 min on 2 cores): it is built once,
-#   portable (GGML_NATIVE=OFF, so the wheel runs on any x86-64 CPU), into a wheel cache outside the
-#   checkout, and every later install takes the cached wheel in seconds. It is built without
+# - llama-cpp-python is an sdist that compiles llama.cpp (~4.5 min on 2 cores): it is built once
+#   per kind of CPU, into a wheel cache outside the checkout, and every later install takes the
+#   cached wheel in seconds. It is built for this CPU (GGML_NATIVE=ON, as `pip install
+#   llama-cpp-python` builds it): on an AVX-512 CPU a batched forward, which verifies a draft or
+#   splices a copy, costs ~1.4-1.7x less than with the portable AVX2 build while a decode step,
+#   bound by weight reads, does not change (docs/quality.md). A native wheel runs only on a CPU
+#   with the same instructions, so its cache folder and the venv's stamp are named by this CPU's
+#   flags: on another kind of host the next bootstrap builds and installs its own.
+#   COPYGRAM_LLAMA_BUILD=portable builds the portable wheel (GGML_NATIVE=OFF: any x86-64 CPU with
+#   AVX2), for a venv shared between kinds of CPU. It is built without
 #   llamafile's sgemm (GGML_LLAMAFILE=OFF), whose results change with the batch shape: that is
 #   what lets `batch_invariant = true` make batched rows equal one-token steps (docs/config.md).
 #   The sdist is patched first (scripts/patches): on x86 the repacked Q4_K weights' one-row gemv
@@ -21,12 +28,28 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 LLAMA_CPP_VERSION=0.3.36
-LLAMA_CPP_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_LLAMAFILE=OFF"
 PATCHES=(scripts/patches/llama-cpp-python-"$LLAMA_CPP_VERSION"-*.patch)
 patched=$(cat "${PATCHES[@]}" | sha256sum | cut -c1-12)
-WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/portable-nollamafile-$patched
+case "${COPYGRAM_LLAMA_BUILD:-native}" in
+  native)
+    # The instructions a native build may use are the CPU's flags (and the architecture).
+    cpu=$( (uname -m; grep -m1 -E '^(flags|Features)' /proc/cpuinfo 2>/dev/null \
+            || sysctl -n machdep.cpu.features hw.optional 2>/dev/null || true) \
+          | sha256sum | cut -c1-12)
+    build="native-$cpu"
+    native=ON ;;
+  portable)
+    build=portable
+    native=OFF ;;
+  *)
+    echo "bootstrap: COPYGRAM_LLAMA_BUILD must be 'native' or 'portable', not" \
+      "'$COPYGRAM_LLAMA_BUILD'" >&2
+    exit 2 ;;
+esac
+LLAMA_CPP_CMAKE_ARGS="-DGGML_NATIVE=$native -DGGML_LLAMAFILE=OFF"
+WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/$build-nollamafile-$patched
 stamp="$VENV/.copygram-bootstrap"
-want=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
+want=$( (cat pyproject.toml scripts/bootstrap.sh; echo "$WHEELS") | sha256sum | cut -c1-16)
 
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
@@ -39,7 +62,7 @@ pip=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 
 mkdir -p "$WHEELS"
 if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
-  echo "bootstrap: building llama-cpp-python $LLAMA_CPP_VERSION once (portable, ~5 min on 2 cores)" >&2
+  echo "bootstrap: building llama-cpp-python $LLAMA_CPP_VERSION once for this CPU ($build, ~5 min on 2 cores)" >&2
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \

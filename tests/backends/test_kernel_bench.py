@@ -32,6 +32,7 @@ def test_measure_write_and_read_back(tmp_path: Path) -> None:
     assert backend.n_tokens == 16  # left at the prompt
     write_outputs(result, tmp_path)
     assert set(json.loads((tmp_path / "kernel.json").read_text())) == {"llamacpp"}
+    assert "AVX2" in result.build.split() or "NEON" in result.build.split()  # what it ran on
     assert read_results(tmp_path / "kernel.json")["llamacpp"] == result
     assert load_kernel_curve(tmp_path, "llamacpp") == result.curve()
     assert "## llamacpp" in (tmp_path / "kernel.md").read_text()
@@ -58,3 +59,4 @@ def test_results_written_before_the_bare_call_column_was_dropped_still_read(
                         "repeats": 3, "threads": 2, "machine": "x", "rows": [row]}}
     (tmp_path / "kernel.json").write_text(json.dumps(old))
     assert load_kernel_curve(tmp_path, "llamacpp") == {8: 4.0}
+    assert read_results(tmp_path / "kernel.json")["llamacpp"].build == ""  # not recorded then

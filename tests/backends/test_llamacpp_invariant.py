@@ -37,6 +37,24 @@ def test_batch_invariant_is_auto_by_default_and_off_where_no_kernels_give_it() -
 
 
 @pytest.mark.llamacpp
+def test_the_build_features_and_the_cost_curve_they_choose() -> None:
+    from copygram.backends import base, llamacpp
+
+    info = ("CUDA : ARCHS = 890 | USE_GRAPHS = 1 | CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 0 | "
+            "REPACK = 1 | ")
+    assert llamacpp.parse_system_info(info) == {"USE_GRAPHS", "SSE3", "AVX2", "REPACK"}
+    assert llamacpp.cpu_profiles(llamacpp.parse_system_info(info)) == (
+        base.LLAMACPP_CPU, base.LLAMACPP_CPU_INVARIANT)
+    wide = llamacpp.cpu_profiles(frozenset({"AVX2", "AVX512"}))
+    assert wide == (base.LLAMACPP_CPU_AVX512, base.LLAMACPP_CPU_AVX512_INVARIANT)
+    # The wider build batches cheaper; only the invariant curve skips near-tie re-decision.
+    assert wide[0].cost(128) < base.LLAMACPP_CPU.cost(128)
+    assert wide[0].step_tolerance > 0 and wide[1].step_tolerance == 0
+    built = llamacpp.build_features()  # this build, as make bootstrap makes it
+    assert "REPACK" in built and "LLAMAFILE" not in built
+
+
+@pytest.mark.llamacpp
 def test_a_build_with_llamafile_or_a_gpu_is_refused_before_the_model_loads(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import llama_cpp
@@ -91,9 +109,10 @@ def test_the_load_probe_refuses_a_process_whose_kernels_are_not_invariant() -> N
 
 _AUTO_LOAD = ("import sys\n"
               "from copygram.backends import load\n"
-              "from copygram.backends.base import LLAMACPP_CPU, LLAMACPP_CPU_INVARIANT\n"
+              "from copygram.backends.llamacpp import build_features, cpu_profiles\n"
               "b = load({'model': sys.argv[1], 'n_ctx': 512})\n"
-              "profile = {LLAMACPP_CPU: 'default', LLAMACPP_CPU_INVARIANT: 'repacked'}\n"
+              "default, invariant = cpu_profiles(build_features())\n"
+              "profile = {default: 'default', invariant: 'repacked'}\n"
               "print('invariant:', b.batch_invariant, profile.get(b.batch_profile, 'other'))\n")
 
 

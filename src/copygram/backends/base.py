@@ -68,6 +68,15 @@ LLAMACPP_CPU = BatchProfile(((1, 1.0), (8, 4.5), (32, 13.0), (128, 50.0), (512, 
 # so no near-tie is re-decided, at the default kernels' cost (Qwen2.5-Coder-1.5B Q4_K_M, 2 cores:
 # 128 tokens ~40 steps, as with the default kernels).
 LLAMACPP_CPU_INVARIANT = BatchProfile(LLAMACPP_CPU.costs, 0.0)
+# A build for an AVX-512 CPU (`make bootstrap` builds llama.cpp for the host's CPU): its int8 dot
+# products run 512 bits wide, so a batched forward costs ~1.4-1.7x less than with the AVX2 build,
+# while a decode step, bound by reading the weights, costs the same (Qwen2.5-Coder-1.5B Q4_K_M, 2
+# vCPUs of an AMD EPYC Zen 5, 500-token context: 8 / 32 / 128 tokens cost 4.0 / 10.7 / 37.1 steps
+# against 4.5 / 15.0 / 50.4 built for AVX2; docs/results/kernel_llamacpp_qwen1.5b_zen5_native.json).
+# The invariant kernels are the same code at this width (the load probe checks it).
+LLAMACPP_CPU_AVX512 = BatchProfile(((1, 1.0), (8, 4.0), (32, 10.7), (128, 37.0), (512, 148.0)),
+                                   1.0)
+LLAMACPP_CPU_AVX512_INVARIANT = BatchProfile(LLAMACPP_CPU_AVX512.costs, 0.0)
 # Batch-invariant on a build without that patch: the weights are not repacked, and a batched token
 # costs up to ~2x more (the same model: 128 tokens cost 76 steps against 38).
 LLAMACPP_CPU_UNPACKED = BatchProfile(((1, 1.0), (8, 5.5), (32, 19.3), (128, 76.0), (512, 324.0)),

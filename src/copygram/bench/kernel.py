@@ -69,6 +69,9 @@ class KernelResult:
     load_average: tuple[float, float] = (0.0, 0.0)
     """1-minute load average before and after the run: above the CPU count, other processes
     competed for the cores and the timings (llama.cpp's above all) are inflated and noisy."""
+    build: str = ""
+    """What the backend's build compiled in, where it says (llama.cpp: ``AVX2 AVX512 ...``): a
+    build for the CPU's widest instructions batches cheaper than a portable one."""
 
     def curve(self) -> dict[int, float]:
         """The kernel curve ``s(N)``: span length -> speedup of one splice over N decodes."""
@@ -175,6 +178,7 @@ def measure_kernel(
         machine=cpu_info().describe(),
         rows=tuple(rows),
         load_average=(round(load_start, 2), round(os.getloadavg()[0], 2)),
+        build=str(getattr(backend, "build", "")),
     )
 
 
@@ -267,7 +271,8 @@ def render_markdown(results: dict[str, KernelResult]) -> str:
         r = results[name]
         parts.append(
             f"\n## {name}\n\nModel: {r.model}; {r.repeats} repeats; {r.threads} threads; "
-            f"machine: {r.machine}; load average {r.load_average[0]:.1f} -> "
+            f"machine: {r.machine}; {f'build: {r.build}; ' if r.build else ''}"
+            f"load average {r.load_average[0]:.1f} -> "
             f"{r.load_average[1]:.1f}.\n\n"
             "| N | N decodes (ms) | splice (ms) | speedup | splice tok/s | peak RSS (MiB) |\n"
             "|---|---|---|---|---|---|\n"

@@ -242,7 +242,9 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     session = EditSession.from_config(config)
     invariant = getattr(session.backend, "batch_invariant", False)
-    record.update(batch_invariant=invariant, datasets=list(names),
+    # The kernels a forward's cost depends on (llama.cpp: what the build compiled in).
+    record.update(batch_invariant=invariant, build=getattr(session.backend, "build", None),
+                  datasets=list(names),
                   arguments={key: value if isinstance(value, (int, float, list, type(None)))
                              else str(value) for key, value in vars(args).items()})
     print(f"{session.backend.name}: batch-invariant kernels {'on' if invariant else 'off'}",
