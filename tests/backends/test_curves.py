@@ -47,6 +47,24 @@ def test_the_curve_is_splice_over_a_decode_step_from_one_step_and_never_falls(
     assert with_costs(TRANSFORMERS_CPU, None) is TRANSFORMERS_CPU
 
 
+def test_the_verify_forward_prices_drafts_where_the_file_measured_it(tmp_path: Path) -> None:
+    """A draft's forward keeps every row's logits: where ``bench kernel`` timed that forward too
+    (``verify_s``), the curve is made of it; rows without it keep the splice."""
+    path = kernel_json(tmp_path / "kernel.json", ROWS)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for row in data["transformers"]["rows"]:
+        if row["n"] in (16, 64):
+            row["verify_s"] = row["splice_s"] * 1.25
+    path.write_text(json.dumps(data), encoding="utf-8")
+    costs = dict(read_cost_curve(path, "transformers", MODEL))
+    assert costs[16] == pytest.approx(2.5) and costs[64] == pytest.approx(6.25)
+    assert costs[8] == pytest.approx(1.3)  # no verify_s: the splice
+    data["transformers"]["rows"][0]["verify_s"] = "fast"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError, match="not bench kernel rows"):
+        read_cost_curve(path, "transformers", MODEL)
+
+
 @given(st.lists(st.tuples(st.integers(2, 512), st.floats(1e-3, 10.0), st.floats(1e-3, 10.0)),
                 min_size=1, max_size=8))
 def test_any_measurement_gives_a_valid_profile(rows: list[tuple[int, float, float]]) -> None:

@@ -12,6 +12,7 @@ from copygram.bench.kernel import (
     load_kernel_curve,
     measure_kernel,
     read_results,
+    render_markdown,
     text_token_ids,
     write_outputs,
 )
@@ -28,6 +29,7 @@ def test_measure_write_and_read_back(tmp_path: Path) -> None:
     result = measure_kernel(backend, (2, 6), repeats=1, prompt_tokens=16)
     assert [row.n for row in result.rows] == [2, 6]
     assert all(row.decode_s > 0 and row.splice_s > 0 for row in result.rows)
+    assert all(row.verify_s is not None and row.verify_s > 0 for row in result.rows)
     assert all(row.speedup == row.decode_s / row.splice_s for row in result.rows)
     assert backend.n_tokens == 16  # left at the prompt
     write_outputs(result, tmp_path)
@@ -49,6 +51,10 @@ def test_random_spans_are_ordinary_text_tokens() -> None:
     result = measure_kernel(backend, (3,), repeats=1, prompt_tokens=5)
     assert [row.n for row in result.rows] == [3]
     assert EOS not in backend.cached_ids and backend.n_tokens == 5
+    # Each repeat: 3 decode steps, a splice and a verify forward (every row's logits) of the
+    # same 3 tokens, each from the prompt.
+    kinds = [call.kind for call in backend.calls if len(call.ids) == 3]
+    assert kinds[-2:] == ["splice", "splice_all"]
 
 
 def test_results_written_before_the_bare_call_column_was_dropped_still_read(
@@ -60,3 +66,6 @@ def test_results_written_before_the_bare_call_column_was_dropped_still_read(
     (tmp_path / "kernel.json").write_text(json.dumps(old))
     assert load_kernel_curve(tmp_path, "llamacpp") == {8: 4.0}
     assert read_results(tmp_path / "kernel.json")["llamacpp"].build == ""  # not recorded then
+    assert read_results(tmp_path / "kernel.json")["llamacpp"].rows[0].verify_s is None
+    assert "| 8 | 400.0 | 100.0 | **4.0x** | 80 | - |" in render_markdown(
+        read_results(tmp_path / "kernel.json"))

@@ -55,6 +55,11 @@ class KernelRow:
     """``decode_s / splice_s``: how much faster one splice is than N decode steps."""
     peak_rss_mib: float
     """Process peak RSS after this row (``ru_maxrss``; monotone, includes the loaded model)."""
+    verify_s: float | None = None
+    """One forward of the same N tokens keeping every row's logits (``splice_all``), as a draft's
+    verification does; ``None`` in files written before it was measured. It costs more than a
+    splice where the LM head is dear (SmolLM2-135M on Transformers: a vocabulary of 49152 over
+    576 dimensions, ~0.65 ms a row on 2 vCPUs), and it is what a draft's forward costs."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,8 @@ def measure_kernel(
     threads: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> KernelResult:
-    """Time decode vs splice for each N in ``ns``; medians of ``repeats`` runs.
+    """Time N decode steps, one splice and one verify forward (every row's logits) for each N in
+    ``ns``; medians of ``repeats`` runs.
 
     Uses seeded random text-token ids (the cost of a forward does not depend on which ids). Costs
     about ``repeats * sum(ns)`` decode steps.
@@ -160,12 +166,14 @@ def measure_kernel(
     rows = []
     for n in ns:
         span = random_ids(n)
-        decode_t, splice_t = [], []
+        decode_t, splice_t, verify_t = [], [], []
         for _ in range(repeats):
+            # Interleaved, so that a slow stretch of the machine hits all three alike.
             decode_t.append(_time(partial(_decode_each, backend, span), reset))
             splice_t.append(_time(partial(backend.splice, span), reset))
+            verify_t.append(_time(partial(backend.splice_all, span), reset))
         d, s = statistics.median(decode_t), statistics.median(splice_t)
-        row = KernelRow(n, d, s, d / s, _peak_rss_mib())
+        row = KernelRow(n, d, s, d / s, _peak_rss_mib(), statistics.median(verify_t))
         rows.append(row)
         if progress is not None:
             progress(_md_row(row))
@@ -242,9 +250,11 @@ def load_kernel_curve(path: str | Path, backend: str) -> dict[int, float]:
 
 
 def _md_row(row: KernelRow) -> str:
+    verify = "-" if row.verify_s is None else f"{row.verify_s * 1e3:.1f}"
     return (
         f"| {row.n} | {row.decode_s * 1e3:.1f} | {row.splice_s * 1e3:.1f} | "
-        f"**{row.speedup:.1f}x** | {row.n / row.splice_s:.0f} | {row.peak_rss_mib:.0f} |"
+        f"**{row.speedup:.1f}x** | {row.n / row.splice_s:.0f} | {verify} | "
+        f"{row.peak_rss_mib:.0f} |"
     )
 
 
@@ -254,7 +264,9 @@ Produced by `copygram bench kernel` (`src/copygram/bench/kernel.py`); do not edi
 it. After a cached {prompt}-token prompt, for each N: N `decode` calls and one `splice` of the
 same N tokens, each from the same cache state (truncated back to the prompt between runs); medians
 of the repeats. **speedup** = decode / splice is the kernel curve s(N) that `copygram bench e2e`
-reads from `docs/kernel.json`.
+reads from `docs/kernel.json`. **verify** is one forward of the same N tokens that keeps every
+row's logits (`splice_all`), as a draft's verification does: the cost curve (config key
+`cost_curve`) prices drafts on it.
 Peak RSS is the process's `ru_maxrss` after the row (monotone; includes the loaded model).
 A load average above the CPU count means other processes shared the cores: times are inflated and
 noisy; measure with `--threads 1` then, since spinning thread pools (llama.cpp, OpenMP) stall when
@@ -274,8 +286,9 @@ def render_markdown(results: dict[str, KernelResult]) -> str:
             f"machine: {r.machine}; {f'build: {r.build}; ' if r.build else ''}"
             f"load average {r.load_average[0]:.1f} -> "
             f"{r.load_average[1]:.1f}.\n\n"
-            "| N | N decodes (ms) | splice (ms) | speedup | splice tok/s | peak RSS (MiB) |\n"
-            "|---|---|---|---|---|---|\n"
+            "| N | N decodes (ms) | splice (ms) | speedup | splice tok/s | verify (ms) | "
+            "peak RSS (MiB) |\n"
+            "|---|---|---|---|---|---|---|\n"
             + "\n".join(_md_row(row) for row in r.rows)
             + "\n"
         )
