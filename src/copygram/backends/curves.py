@@ -10,13 +10,13 @@ believes the flat curve on the steep machine drafts long guesses that cost more 
 ``copygram bench kernel --backend B --model M --out DIR`` times ``n`` one-token steps against one
 forward of ``n`` tokens and writes ``DIR/kernel.json``; the config key ``cost_curve`` names that
 file, and the backend then prices forwards on it (``cost(n) = forward(n) / (decode(n) / n)``,
-made non-decreasing). The forward is the verify forward where the file has it (``verify_s``: every
-row's logits, as a draft's verification keeps them), else the splice (files written before it was
-measured): drafts are what the curve sizes, and where the LM head is dear a verify forward costs
-more than a splice (SmolLM2-135M on Transformers, 2 vCPUs of a Zen 5 EPYC: 16 tokens ~2.5 decode
-steps against ~2.2, 64 tokens ~6.2 against ~5.0). The curve is read once, at load: batch shapes then depend on the file and
-the tokens, never on a timing taken during the run, so the same input still gives the same
-output on every run. The near-tie tolerance stays the backend's.
+made non-decreasing). The forward is the verify forward where the file has it (``verify_s``:
+every row's logits, as a draft's verification keeps them), else the splice (files written before
+it was measured): drafts are what the curve sizes, and where the LM head is dear a verify forward
+costs more than a splice (SmolLM2-135M on Transformers, 2 vCPUs of a Zen 5 EPYC: 16 tokens ~2.5
+decode steps against ~2.2, 64 tokens ~6.0 against ~4.9). The curve is read once, at load: batch
+shapes then depend on the file and the tokens, never on a timing taken during the run, so the same
+input still gives the same output on every run. The near-tie tolerance stays the backend's.
 """
 
 from __future__ import annotations
