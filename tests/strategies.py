@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
+from copygram.language.search_replace import Block, find_run, head_run, search_line
+from copygram.language.units import unit_end
 
 # Fragments that stress the language: tag look-alikes, entities, every line ending, NUL, Unicode.
 TRICKY = [
@@ -78,3 +80,32 @@ def ordered_edits(draw: st.DrawFn) -> tuple[str, Program]:
     if draw(st.booleans()):
         ops.append(Gen(draw(st.sampled_from(["tail\n", ""]))))
     return "".join(lines), Program(ops)
+
+
+_layout_lines = st.lists(st.sampled_from([
+    "def f(x):", "    y = 1", "        z", "    return y", "", "}", "  }", "} else {", "else:",
+    "@d", "a", "    ) -> int:", "=======", "x = [", "]"]), min_size=1, max_size=14)
+
+
+@st.composite
+def head_edits(draw: st.DrawFn) -> tuple[str, list[Block]]:
+    """A document laid out in units (indentation, brackets, decorators; ``\\n`` endings, the last
+    line maybe open) and head blocks over it (``search_scope = "head"``): each run the unit its
+    head opens, each head its first occurrence after the previous block's unit."""
+    lines = [line + "\n" for line in draw(_layout_lines)]
+    if draw(st.booleans()):
+        lines[-1] = lines[-1].rstrip("\n") or "z"
+    keys = [search_line(line) for line in lines]
+    blocks: list[Block] = []
+    cursor = 1
+    while cursor <= len(lines) and draw(st.booleans()):
+        heads = [k for k in range(cursor, len(lines) + 1)
+                 if find_run(lines, keys[k - 1 : k], cursor, keys) == k]
+        if not heads:
+            break
+        head = draw(st.sampled_from(heads))
+        replacement = "".join(line + "\n" for line in draw(_sr_lines)) if draw(
+            st.booleans()) else ""
+        blocks.append(Block(head_run(lines, head, replacement), replacement))
+        cursor = unit_end(lines, head) + 1
+    return "".join(lines), blocks

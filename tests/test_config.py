@@ -72,7 +72,7 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("merge_retyped", "yes", "true or false"),
     ("search_plan", 1, "true or false"),
     ("line_view", "spaces", "'pipe', 'tab'"),
-    ("search_scope", "file", "'lines', 'unit'"),
+    ("search_scope", "file", "'lines', 'unit', 'head'"),
     ("tie_tolerance", -0.1, "finite number >= 0"),
     ("tie_tolerance", math.nan, "finite number >= 0"),
     ("tie_tolerance", "1", "finite number >= 0"),
@@ -300,7 +300,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "merge_retyped": st.booleans(),
     "search_plan": st.booleans(),
     "line_view": st.sampled_from(["pipe", "tab"]),
-    "search_scope": st.sampled_from(["lines", "unit"]),
+    "search_scope": st.sampled_from(["lines", "unit", "head"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
     "mode": st.sampled_from(["program", "rewrite"]),
     "backend": st.just("llamacpp"),
@@ -321,7 +321,7 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
     if config.get("copy_to_end") and config.get("ordered_copies") is False:
         del config["copy_to_end"]  # refused: the end is known only with ordered copies
     if config.get("syntax") != "search_replace":
-        for key in ("merge_retyped", "search_plan"):  # refused: options of blocks
+        for key in ("merge_retyped", "search_plan", "search_scope"):  # refused: blocks' options
             config.pop(key, None)
     if config.get("syntax") == "search_replace":
         # Refused with blocks (tests/decode/test_search_replace.py): copy-tag options, outlines.

@@ -14,14 +14,17 @@ from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
+    Block,
     blocks_program,
     find_run,
     merge_retyped,
     parse,
     parse_blocks,
     render,
+    render_heads,
 )
-from tests.strategies import ordered_edits
+from copygram.language.types import LineRange
+from tests.strategies import head_edits, ordered_edits
 
 DOC = "def f(x):\n    y = x\n    return y + 1\n\n\ndef g():\n    return y + 1\n"
 
@@ -171,3 +174,65 @@ def test_merging_drops_exactly_the_retyped_neighbours(document_lines: list[str],
     assume(find_run(split_lines(document), split_lines(search), 1) == start)
     intended = resolve(parse(block(search, "".join(new)), document), document)
     assert merged(block(search, "".join(retyped)), document) == intended
+
+
+# -- heads (search_scope = "head") -----------------------------------------------------------
+
+
+def test_a_head_block_replaces_the_whole_unit_its_line_opens() -> None:
+    text = block("def f(x):\n", "def f(x):\n    return x - 1\n")
+    (head,) = parse_blocks(text, split_lines(DOC), heads=True)
+    assert (head.search.start, head.search.end) == (1, 3)
+    assert resolve(parse(text, DOC, heads=True), DOC) == (
+        "def f(x):\n    return x - 1\n\n\ndef g():\n    return y + 1\n")
+
+
+def test_a_head_search_part_is_one_line() -> None:
+    text = block("def f(x):\n    y = x\n", "")
+    with pytest.raises(ProgramSyntaxError, match="one line"):
+        parse(text, DOC, heads=True)
+
+
+def test_the_next_head_comes_after_the_unit() -> None:
+    # "    return y + 1" inside f's unit cannot head the next block; the one in g can.
+    text = (block("def f(x):\n", "def f(x):\n    return x\n")
+            + block("    return y + 1\n", "    return 0\n"))
+    blocks = parse_blocks(text, split_lines(DOC), heads=True)
+    assert [b.search.start for b in blocks] == [1, 7]
+
+
+@given(head_edits())
+def test_render_heads_then_parse_gives_the_blocks_back(edit: tuple[str, list[Block]]) -> None:
+    document, blocks = edit
+    text = render_heads(blocks, document)
+    assert parse_blocks(text, split_lines(document), heads=True) == blocks
+    program = parse(text, document, heads=True)
+    assert program == blocks_program(blocks, split_lines(document))
+
+
+def test_render_heads_refuses_a_run_that_is_not_a_unit() -> None:
+    with pytest.raises(CopygramError, match="not the unit"):
+        render_heads([Block(LineRange(1, 2), "")], DOC)
+
+
+def test_a_braced_unit_written_without_its_closing_brace_keeps_the_documents() -> None:
+    document = "const f = (x) => {\n  return x + 1;\n}\nf(2);\n"
+    for written in ("  return x - 1;\n", "  return x - 1;\n}\n"):
+        text = block("const f = (x) => {\n", "const f = (x) => {\n" + written)
+        fixed = resolve(parse(text, document, heads=True), document)
+        assert fixed == "const f = (x) => {\n  return x - 1;\n}\nf(2);\n"
+    # A replacement that closes the unit its own way replaces the brace.
+    text = block("const f = (x) => {\n", "const f = (x) => x - 1;\n")
+    assert resolve(parse(text, document, heads=True), document) == "const f = (x) => x - 1;\nf(2);\n"
+
+
+def test_a_head_block_that_rewrites_only_the_header_keeps_the_body() -> None:
+    # The model changed the signature and stopped where the body begins: read as the whole
+    # unit, the edit would delete the body.
+    document = "const f = (x, y) => {\n  return x + 1;\n};\nf(2);\n"
+    text = block("const f = (x, y) => {\n", "const f = (x) => {\n")
+    (head,) = parse_blocks(text, split_lines(document), heads=True)
+    assert (head.search.start, head.search.end) == (1, 1)
+    fixed = resolve(parse(text, document, heads=True), document)
+    assert fixed == "const f = (x) => {\n  return x + 1;\n};\nf(2);\n"
+    assert render_heads([head], document) == text

@@ -81,10 +81,13 @@ def _invalid(key: str, value: object, allowed: str) -> ConfigError:
     return ConfigError(f"config key {key!r} = {value!r} is not valid: use {allowed}")
 
 
+SEARCH_SCOPES: Final = ("lines", "unit", "head")
+"""How much a search/replace block takes in: ``"lines"``, just the lines that change; ``"unit"``,
+the whole function (or paragraph) that holds the change, searched and written again (both set by
+the prompt's worked block); ``"head"``, a search part of one line, the first line of the function
+or paragraph, and the block replaces all of it (:mod:`copygram.language.units` finds its end),
+which the model writes once."""
 LINE_VIEWS: Final = ("pipe", "tab")
-SEARCH_SCOPES: Final = ("lines", "unit")
-"""How much the search/replace prompt's worked block takes in: ``"lines"``, just the lines that
-change; ``"unit"``, the whole function (or paragraph) that holds the change, written again."""
 """How the program-mode prompt numbers the document's lines: ``pipe`` writes ``12| text``
 (numbers right-aligned), ``tab`` writes ``12<TAB>text`` as ``cat -n`` does: nothing between the
 tab and the text, so a model does not take the separator's space for indentation."""
@@ -167,12 +170,13 @@ def check_syntax(value: object) -> str:
 
 def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
                          verify_copies: bool, merge_retyped: bool = False,
-                         search_plan: bool = False) -> None:
+                         search_plan: bool = False, search_scope: str = "lines") -> None:
     """Raise :class:`ConfigError` for options that the syntax cannot honour: search/replace
     programs need the llguidance engine and have no copy tags to extend or verify; only they
     have replacements whose retyped neighbours could be merged."""
     if syntax != SEARCH_REPLACE:
-        for key, value in (("merge_retyped", merge_retyped), ("search_plan", search_plan)):
+        for key, value in (("merge_retyped", merge_retyped), ("search_plan", search_plan),
+                           ("search_scope", search_scope != "lines")):
             if value:
                 raise ConfigError(f'{key} acts on search/replace blocks: set syntax = '
                                   '"search_replace", or leave it out')
@@ -246,7 +250,8 @@ class SessionConfig:
                              copy_to_end=bool(checked["copy_to_end"]),
                              verify_copies=bool(checked["verify_copies"]),
                              merge_retyped=bool(checked["merge_retyped"]),
-                             search_plan=bool(checked["search_plan"]))
+                             search_plan=bool(checked["search_plan"]),
+                             search_scope=str(checked["search_scope"]))
         _normalise(self, checked)
 
 

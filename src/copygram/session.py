@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from copygram.config import (
     BACKEND_KEYS,
+    SEARCH_SCOPES,
+    check_choice,
     check_engine,
     check_flag,
     check_int,
@@ -69,6 +71,7 @@ class EditSession:
         verify_copies: bool = False,
         merge_retyped: bool = False,
         search_plan: bool = False,
+        search_scope: str = "lines",
         tie_tolerance: float | None = None,
         mode: str = "program",
     ) -> None:
@@ -83,7 +86,7 @@ class EditSession:
         self.syntax = syntax
         self.sampling = sampling or Sampling()
         self.prompt_builder: PromptBuilder = prompt_builder or default_prompt_builder(
-            mode, syntax, search_plan=search_plan)
+            mode, syntax, search_plan=search_plan, search_scope=search_scope)
         self.max_new_tokens = max_new_tokens
         self.splice_forced = splice_forced
         # None: the mode's default drafts, and a derived session in another mode gets its own.
@@ -102,9 +105,12 @@ class EditSession:
         self.merge_retyped = check_flag("merge_retyped", merge_retyped)
         # The program opens with the model's own "Plan:" line (its prompt asks for one).
         self.search_plan = check_flag("search_plan", search_plan)
+        # How much a block's search part takes in; "head": one line, and the block replaces the
+        # function or paragraph it opens.
+        self.search_scope = check_choice("search_scope", search_scope, SEARCH_SCOPES)
         check_syntax_options(syntax, engine=engine, copy_to_end=copy_to_end,
                              verify_copies=verify_copies, merge_retyped=merge_retyped,
-                             search_plan=search_plan)
+                             search_plan=search_plan, search_scope=search_scope)
         # Greedy choices read from batched rows within this margin are re-decided with a
         # one-token step (None: the backend's BatchProfile.step_tolerance).
         self.tie_tolerance = check_tie_tolerance(tie_tolerance)
@@ -144,6 +150,7 @@ class EditSession:
                    splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
                    copy_to_end=c.copy_to_end, verify_copies=c.verify_copies,
                    merge_retyped=c.merge_retyped, search_plan=c.search_plan,
+                   search_scope=c.search_scope,
                    tie_tolerance=c.tie_tolerance, mode=c.mode)
 
     # -- public API -----------------------------------------------------------------------------
@@ -244,7 +251,8 @@ class EditSession:
             splice_forced=self.splice_forced, draft=self._draft,
             ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
             verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
-            search_plan=self.search_plan, tie_tolerance=self.tie_tolerance, mode=mode)
+            search_plan=self.search_plan, search_scope=self.search_scope,
+            tie_tolerance=self.tie_tolerance, mode=mode)
         other._token_bytes = self._token_bytes
         return other
 
@@ -256,7 +264,8 @@ class EditSession:
                         splice_forced=self.splice_forced, draft=self.draft,
                         ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
                         verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
-                        search_plan=self.search_plan, tie_tolerance=self.tie_tolerance)
+                        search_plan=self.search_plan, search_scope=self.search_scope,
+                        tie_tolerance=self.tie_tolerance)
 
     def token_bytes(self) -> list[bytes]:
         if self._token_bytes is None:

@@ -21,16 +21,24 @@ from copygram.errors import ConstraintError, CopygramError, ProgramSyntaxError
 from copygram.language.lines import split_lines
 from copygram.language.ops import Program
 from copygram.language.resolve import resolve
-from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER, parse, render
+from copygram.language.search_replace import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    DIVIDER,
+    Block,
+    parse,
+    render,
+    render_heads,
+)
 from tests.decode.real_models import real_backend
-from tests.strategies import ordered_edits
+from tests.strategies import head_edits, ordered_edits
 
 DOC = "def f(x):\n    y = x\n    return y + 1\n\n\ndef g():\n    return 2\n"
 
 
-def accepts(document: str, text: str, plan: bool = False) -> bool:
+def accepts(document: str, text: str, plan: bool = False, heads: bool = False) -> bool:
     """Whether the constraint (byte vocabulary) takes every byte of ``text`` and may end."""
-    constraint = search_replace_constraint(split_lines(document), "byte", plan)
+    constraint = search_replace_constraint(split_lines(document), "byte", plan, heads)
     try:
         for byte in text.encode("utf-8"):
             constraint.consume(byte)
@@ -39,9 +47,9 @@ def accepts(document: str, text: str, plan: bool = False) -> bool:
     return constraint.done
 
 
-def parses(document: str, text: str) -> bool:
+def parses(document: str, text: str, heads: bool = False) -> bool:
     try:
-        parse(text, document)
+        parse(text, document, heads=heads)
     except ProgramSyntaxError:
         return False
     return True
@@ -177,3 +185,31 @@ def test_with_a_plan_the_program_opens_with_one_plan_line() -> None:
     assert parse(plan + blocks, DOC) == parse(blocks, DOC)
     constraint = search_replace_constraint(split_lines(DOC), "byte", True)
     assert bytes(constraint.forced()) == b"Plan:"
+
+
+# -- heads (search_scope = "head") -----------------------------------------------------------
+
+
+@given(head_edits(), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 40), _pieces),
+                              max_size=3))
+def test_with_heads_the_constraint_accepts_exactly_the_programs_that_parse(
+        edit: tuple[str, list[Block]], mutations: list[tuple[int, int, str]]) -> None:
+    document, blocks = edit
+    text = render_heads(blocks, document)
+    assert accepts(document, text, heads=True)
+    for at, cut, piece in mutations:
+        at %= len(text) + 1
+        text = text[:at] + piece + text[at + cut:]
+    assert accepts(document, text, heads=True) == parses(document, text, heads=True)
+
+
+def test_with_heads_the_divider_is_forced_after_the_head_line() -> None:
+    constraint = search_replace_constraint(split_lines(DOC), "byte", heads=True)
+    for byte in (BLOCK_OPEN + "def f").encode():
+        constraint.consume(byte)
+    assert bytes(constraint.forced()) == b"(x):\n" + DIVIDER.encode()
+    # A second search line is not a head block; the next head comes after f's unit.
+    assert not accepts(DOC, BLOCK_OPEN + "def f(x):\n    y = x\n" + DIVIDER + BLOCK_CLOSE,
+                       heads=True)
+    assert not accepts(DOC, BLOCK_OPEN + "def f(x):\n" + DIVIDER + BLOCK_CLOSE + BLOCK_OPEN
+                       + "    y = x\n" + DIVIDER + BLOCK_CLOSE, heads=True)

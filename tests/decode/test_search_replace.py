@@ -18,6 +18,7 @@ from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
+    PLAN_PREFIX,
     parse,
     parse_blocks,
     render,
@@ -122,10 +123,27 @@ def test_the_unit_scope_shows_a_whole_function_in_its_example() -> None:
         blocks = messages[2]["content"]
         (block,) = parse_blocks(blocks, split_lines(example_document))
         assert block.search.n_lines == n_lines
+        assert blocks.count("\n", 0, blocks.index(DIVIDER)) == 1 + n_lines
         fixed = resolve(parse(blocks, example_document), example_document)
         assert fixed == example_document.replace("width + height", "width * height", 1)
     with pytest.raises(ConfigError, match="search_scope"):
         SearchReplacePromptBuilder(scope="file")
+
+
+@pytest.mark.parametrize("plan", [False, True])
+def test_the_head_example_changes_a_function_below_the_first_line(plan: bool) -> None:
+    messages = SearchReplacePromptBuilder(scope="head", plan=plan).messages(DOCUMENT, "x")
+    example_document = messages[1]["content"].split("Document:\n", 1)[1]
+    lines = split_lines(example_document)
+    answer = messages[2]["content"]
+    assert answer.startswith(PLAN_PREFIX) == plan
+    blocks = answer.split("\n", 1)[1] if plan else answer
+    assert blocks.count("\n", 0, blocks.index(DIVIDER)) == 2  # the search part: one line
+    (block,) = parse_blocks(blocks, lines, heads=True)
+    assert block.search.start > 1  # the head of a later function, not line 1
+    assert block.search.start + block.search.n_lines - 1 == len(lines)  # all of that function
+    fixed = resolve(parse(blocks, example_document, heads=True), example_document)
+    assert fixed == example_document.replace("math.pi * radius\n", "2 * math.pi * radius\n")
 
 
 def test_a_long_search_run_is_drafted_from_the_document() -> None:
@@ -200,3 +218,34 @@ def test_search_plan_needs_blocks() -> None:
         parse_config({"search_plan": True})
     config = parse_config({"syntax": "search_replace", "search_plan": True})
     assert config.session.search_plan
+
+
+def test_a_head_block_writes_the_unit_once_drafted_from_the_unit() -> None:
+    # The model names f by its first line and writes f again, changed: the drafts are f's lines.
+    function = "def f(x):\n    y = x\n    return y + 1\n"
+    reply = BLOCK_OPEN + "def f(x):\n" + DIVIDER + function.replace("+", "-") + BLOCK_CLOSE
+    plain = session_writing(reply, search_scope="head", draft=DraftConfig(max_tokens=0))
+    drafted = session_writing(reply, search_scope="head")
+    assert "its first line, exactly as it is in the document" in drafted.prompt(DOCUMENT, "x")
+    assert BLOCK_OPEN + "def perimeter(radius):\n" + DIVIDER in drafted.prompt(DOCUMENT, "x")
+    results = [session.edit(DOCUMENT, "y - 1") for session in (plain, drafted)]
+    for result in results:
+        assert result.program_text == reply
+        assert result.text == DOCUMENT.replace("y + 1", "y - 1")
+    assert results[1].stats.drafted_tokens > len("    y = x\n")
+    assert results[1].stats.forwards < results[0].stats.forwards
+    # Read as a lines-scope block, the same text would have replaced the head line only.
+    assert session_writing(reply).edit(DOCUMENT, "y - 1").text != results[0].text
+
+
+def test_the_head_scope_needs_blocks() -> None:
+    from copygram.config import parse_config
+
+    with pytest.raises(ConfigError, match="search_scope"):
+        parse_config({"search_scope": "head"})
+    with pytest.raises(ConfigError, match="search_scope"):
+        EditSession(ScriptedBackend(DOCUMENT, reply=""), search_scope="head")
+    session = EditSession.from_config({"syntax": "search_replace", "search_scope": "head"},
+                                      backend=ScriptedBackend(DOCUMENT, reply=""))
+    assert session.search_scope == "head" and session.plan().search_scope == "head"
+    assert session.derive(mode="program").search_scope == "head"

@@ -7,6 +7,11 @@ real lines at or after the cursor, compiled by llguidance::
     a_k: L_k r_k | a_{k+1}           a run starts at line k, or later
     r_k: L_{k+1} r_{k+1} | TAIL f_{k+1}   the run goes on, or the replacement follows
 
+With heads (``search_scope = "head"``) a search part is one line and the cursor moves past the
+unit it opens (:func:`~copygram.language.units.unit_end`)::
+
+    a_k: L_k TAIL f_{u(k)+1} | a_{k+1}
+
 ``L_k`` is line k as a search part writes it; ``TAIL`` is the divider, the replacement (lines,
 none reading ``>>>>>>> REPLACE``) and the closing marker as one lexeme, so that llguidance's
 greedy lexer ends the replacement at the first closing marker. Marker-like document lines are
@@ -14,7 +19,8 @@ left out of every run. Every program the constraint accepts parses and resolves 
 document.
 
 Cost: building and compiling the grammar is linear in the document (~1 ms per 100 lines,
-measured in tests/constraints/test_search_replace.py), once per document text (cached); a
+measured in tests/constraints/test_search_replace.py; with heads, linear in the units' lines
+too: the document times its nesting depth), once per document text (cached); a
 constraint per edit is a deep copy of the compiled matcher (~5 us). Where a run is decided (the
 line's first bytes tell it apart), llguidance forces the rest of the line and the marker bytes:
 :meth:`forced` returns them, and the decode loop appends them in one forward, so a search part
@@ -45,6 +51,7 @@ from copygram.language.search_replace import (
     searchable,
 )
 from copygram.language.types import LineRange
+from copygram.language.units import unit_end
 
 
 def _char_class_except(char: str) -> str:
@@ -72,10 +79,11 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)
 
 
-def document_lark(lines: Sequence[str], plan: bool = False) -> str:
+def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False) -> str:
     """The per-document grammar (module doc) for the document ``lines`` (split with endings);
     with ``plan``, the program opens with one ``Plan:`` line of the model's words (at most
-    :data:`MAX_PLAN_CHARS` after the prefix) before its blocks."""
+    :data:`MAX_PLAN_CHARS` after the prefix) before its blocks; with ``heads``, a search part is
+    one head line and its block replaces the unit (module doc)."""
     n = len(lines)
     ok = [False] + [searchable(line) for line in lines] + [False]
     # has_run[k]: some run can start at line k or later.
@@ -86,11 +94,12 @@ def document_lark(lines: Sequence[str], plan: bool = False) -> str:
     for k in range(1, n + 1):
         if has_run[k]:
             rules.append(f"f{k}: (OPEN a{k})?")
-            starts = [f"{_literal(search_line(lines[k - 1]))} r{k}"] if ok[k] else []
+            after = _after_head(k, has_run, lines) if heads else f"r{k}"
+            starts = [f"{_literal(search_line(lines[k - 1]))} {after}"] if ok[k] else []
             if has_run[k + 1]:
                 starts.append(f"a{k + 1}")
             rules.append(f"a{k}: " + " | ".join(starts))
-        if ok[k]:
+        if ok[k] and not heads:
             rest = f"TAIL f{k + 1}" if has_run[k + 1] else "TAIL"
             goes_on = ([f"{_literal(search_line(lines[k]))} r{k + 1} | "]
                        if k < n and ok[k + 1] else [""])
@@ -100,6 +109,12 @@ def document_lark(lines: Sequence[str], plan: bool = False) -> str:
     if plan:
         rules.append(f"PLAN: /{regex_escape(PLAN_PREFIX)}[^\\n]{{1,{MAX_PLAN_CHARS}}}\\n/")
     return "\n".join(rules) + "\n"
+
+
+def _after_head(k: int, has_run: Sequence[bool], lines: Sequence[str]) -> str:
+    """What follows head line ``k``: the tail, then the blocks after its unit."""
+    following = unit_end(lines, k) + 1
+    return f"TAIL f{following}" if has_run[following] else "TAIL"
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,11 +132,11 @@ class SearchReplaceGrammar:
 
 
 @functools.lru_cache(maxsize=16)
-def compile_search_replace(vocab: Vocab, lines: tuple[str, ...],
-                           plan: bool = False) -> SearchReplaceGrammar:
-    """Build and compile the grammar of ``lines`` (cached per document text, vocabulary and
-    ``plan``)."""
-    grammar = document_lark(lines, plan)
+def compile_search_replace(vocab: Vocab, lines: tuple[str, ...], plan: bool = False,
+                           heads: bool = False) -> SearchReplaceGrammar:
+    """Build and compile the grammar of ``lines`` (cached per document text, vocabulary,
+    ``plan`` and ``heads``)."""
+    grammar = document_lark(lines, plan, heads)
     # At a run's first line every later line is a candidate, so an Earley row holds ~2 items per
     # line: llguidance's default cap (2000 items) would stop at ~1000 lines.
     n = len(lines)
@@ -190,17 +205,17 @@ class SearchReplaceConstraint(ProgramState):
         return [int(t) for t in self._matcher.compute_ff_tokens()]
 
 
-def search_replace_constraint(lines: Sequence[str], tokenizer: object,
-                              plan: bool = False) -> SearchReplaceConstraint:
+def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: bool = False,
+                              heads: bool = False) -> SearchReplaceConstraint:
     """A fresh constraint for search/replace programs over the document ``lines``; ``tokenizer``
     as :func:`~copygram.constraints.compile_constraint` takes it; ``plan``: the program opens
-    with a ``Plan:`` line (:func:`document_lark`)."""
+    with a ``Plan:`` line; ``heads``: search parts are head lines (:func:`document_lark`)."""
     from copygram.constraints.guard import check_vocab_covers
     from copygram.constraints.vocab import vocab_for
 
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, "".join(sorted(set(BLOCK_OPEN + DIVIDER + BLOCK_CLOSE))).encode())
-    return compile_search_replace(vocab, tuple(lines), plan).new_constraint()
+    return compile_search_replace(vocab, tuple(lines), plan, heads).new_constraint()
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",

@@ -91,6 +91,7 @@ class EditPlan:
     verify_copies: bool = False  # cut a copy where the model would not write its next line
     merge_retyped: bool = False  # search/replace: a replacement's retyped neighbours join its run
     search_plan: bool = False  # search/replace: the program opens with a "Plan:" line
+    search_scope: str = "lines"  # search/replace: "head" blocks name a unit by its first line
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
 
@@ -434,7 +435,7 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
             return None
         if reader is None:  # search/replace blocks
             return BlockDrafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
-                                plan.backend.batch_profile)
+                                plan.backend.batch_profile, heads=plan.search_scope == "head")
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                        plan.syntax, plan.backend.batch_profile, instruction,
                        document_tokens=(doc.gen_tokens(get_syntax(plan.syntax).escape)
@@ -456,7 +457,8 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     if plan.syntax == SEARCH_REPLACE:
         from copygram.constraints.search_replace import search_replace_constraint
 
-        constraint = search_replace_constraint(document.lines, backend, plan.search_plan)
+        constraint = search_replace_constraint(document.lines, backend, plan.search_plan,
+                                               heads=plan.search_scope == "head")
     else:
         constraint = compile_constraint(document.lines, backend, engine=plan.engine,
                                         syntax=plan.syntax, ordered=plan.ordered_copies,
@@ -525,7 +527,8 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     program_text = constraint.program_text
     program = (reader.program(program_text) if reader is not None
                else parse_blocks_program(program_text, document.lines,
-                                         merge=plan.merge_retyped))
+                                         merge=plan.merge_retyped,
+                                         heads=plan.search_scope == "head"))
     text = resolve(program, document.lines)
     stats.gen_ops = len(program) - len(program.copies())
     stats.output_tokens = len(backend.tokenize(text)) if text else 0

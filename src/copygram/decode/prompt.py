@@ -126,6 +126,13 @@ A block replaces a run of lines of the document:
 {BLOCK_CLOSE}Write one block for each place that changes, in document order, and nothing else.
 Every line outside the blocks stays as it is."""
 
+HEAD_SYSTEM = f"""You edit documents by writing search/replace blocks instead of rewriting the document.
+A block replaces a whole function or paragraph of the document:
+{BLOCK_OPEN}its first line, exactly as it is in the document
+{DIVIDER}the whole function or paragraph again, changed
+{BLOCK_CLOSE}Write one block for each function or paragraph that changes, in document order, and nothing else.
+Every line outside the blocks stays as it is."""
+
 _PLAN_ADVICE = (f"\nBefore the blocks, write one line that starts with `{PLAN_PREFIX}` and says "
                 "what is wrong or what must change, and where.")
 # The worked example's plan line: what the example's edit fixes, in the words asked for.
@@ -133,24 +140,65 @@ _EXAMPLE_PLAN = f"{PLAN_PREFIX} area adds width and height; it must multiply the
 
 _UNIT_ADVICE = ("\nPut the whole function or paragraph that holds a change in the search part, "
                 "and write all of it again, changed, in the replacement.")
+_SCOPE_SYSTEM = {"lines": SEARCH_REPLACE_SYSTEM, "unit": SEARCH_REPLACE_SYSTEM + _UNIT_ADVICE,
+                 "head": HEAD_SYSTEM}
 
 
-def _example_blocks(scope: str) -> str:
+@dataclass(frozen=True)
+class _Example:
+    """A worked example: the user's turn (document, instruction) and the assistant's answer,
+    with the plan line that ``search_plan`` puts before it."""
+
+    document: str
+    instruction: str
+    answer: str
+    plan: str
+
+
+def _example(scope: str) -> _Example:
+    if scope == "head":
+        return _HEAD_EXAMPLE
     if scope == "lines":
-        return render_blocks(_example_program(), _EXAMPLE_DOCUMENT)
-    lines = split_lines(_EXAMPLE_DOCUMENT)
-    fixed = split_lines(resolve(_example_program(), _EXAMPLE_DOCUMENT))
-    return BLOCK_OPEN + "".join(lines[:3]) + DIVIDER + "".join(fixed[:3]) + BLOCK_CLOSE
+        answer = render_blocks(_example_program(), _EXAMPLE_DOCUMENT)
+    else:  # the example's change is in area, lines 1-3 (the unit its first line opens)
+        searched = split_lines(_EXAMPLE_DOCUMENT)[:3]
+        fixed = split_lines(resolve(_example_program(), _EXAMPLE_DOCUMENT))[:3]
+        answer = BLOCK_OPEN + "".join(searched) + DIVIDER + "".join(fixed) + BLOCK_CLOSE
+    return _Example(_EXAMPLE_DOCUMENT, _EXAMPLE_INSTRUCTION, answer, _EXAMPLE_PLAN)
+
+
+# Head blocks have an example of their own, whose changed function is not on the document's first
+# line: shown the shared one (the change in line 1's function), the model wrote its block for
+# line 1 of the document at hand, whatever that held (an import). The function written again
+# keeps a line it does not change (its docstring): shown one without, the model wrote its
+# functions again without their docstrings (docs/quality.md, issue 18).
+_HEAD_EXAMPLE = _Example(
+    document=("import math\n"
+              "\n"
+              "\n"
+              "def area(radius):\n"
+              "    return math.pi * radius ** 2\n"
+              "\n"
+              "\n"
+              "def perimeter(radius):\n"
+              '    """Perimeter of a circle."""\n'
+              "    return math.pi * radius\n"),
+    instruction="Fix the bug in perimeter.",
+    answer=(BLOCK_OPEN + "def perimeter(radius):\n" + DIVIDER + "def perimeter(radius):\n"
+            + '    """Perimeter of a circle."""\n    return 2 * math.pi * radius\n'
+            + BLOCK_CLOSE),
+    plan=f"{PLAN_PREFIX} perimeter forgets the factor 2; it must be 2 * pi * radius.\n",
+)
 
 
 @dataclass(frozen=True)
 class SearchReplacePromptBuilder:
     """The prompt of ``syntax = "search_replace"``: the blocks explained, one worked example
     (the tag syntaxes' example document and edit, as a block of ``scope``: one of
-    :data:`SEARCH_SCOPES`), the document without line numbers (a block names its lines by their
-    content)."""
+    :data:`SEARCH_SCOPES`; head blocks have their own, a change in a document's second function),
+    the document without line numbers (a block names its lines by their content)."""
 
-    system: str = SEARCH_REPLACE_SYSTEM
+    system: str | None = None  # None: the scope's own (SEARCH_REPLACE_SYSTEM, HEAD_SYSTEM)
     with_example: bool = True
     scope: str = "lines"
     plan: bool = False  # ask for a "Plan:" line before the blocks (``search_plan``)
@@ -159,15 +207,16 @@ class SearchReplacePromptBuilder:
         check_choice("search_scope", self.scope, SEARCH_SCOPES)
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
-        system = (self.system + (_UNIT_ADVICE if self.scope == "unit" else "")
+        system = ((_SCOPE_SYSTEM[self.scope] if self.system is None else self.system)
                   + (_PLAN_ADVICE if self.plan else ""))
         messages = [{"role": "system", "content": system}]
         if self.with_example:
+            example = _example(self.scope)
             messages += [
-                {"role": "user", "content": _plain_message(_EXAMPLE_DOCUMENT,
-                                                           _EXAMPLE_INSTRUCTION)},
-                {"role": "assistant", "content": (_EXAMPLE_PLAN if self.plan else "")
-                 + _example_blocks(self.scope)},
+                {"role": "user", "content": _plain_message(example.document,
+                                                           example.instruction)},
+                {"role": "assistant", "content": (example.plan if self.plan else "")
+                 + example.answer},
             ]
         messages.append({"role": "user", "content": _plain_message(document, instruction)})
         return messages

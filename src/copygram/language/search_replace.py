@@ -27,6 +27,12 @@ marker ends the run, so the text of a program has one reading.
 Where a run of lines occurs more than once after the cursor, a block means its first occurrence
 (Aider's rule; it leaves every later block the most room, so a program that the constraint
 accepted always reads this way).
+
+Heads (``search_scope = "head"``): a search part holds one line, the first line of a function or
+paragraph (its head), and the block replaces the whole unit that the head opens
+(:func:`copygram.language.units.unit_end`: found by indentation and brackets). A model then
+names the place of a change in one line and writes the unit once, changed, instead of writing
+it twice (searched and replaced); the cost is that a block can only replace whole units.
 """
 
 from __future__ import annotations
@@ -41,6 +47,13 @@ from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
 from copygram.language.types import LineRange
+from copygram.language.units import (
+    closing_line,
+    header_end,
+    leaves_open,
+    opens_body,
+    unit_end,
+)
 
 SEARCH_REPLACE = "search_replace"
 """The syntax name (``syntax = "search_replace"`` in a session config)."""
@@ -99,11 +112,14 @@ def find_run(lines: Sequence[str], written: Sequence[str], cursor: int,
     return None
 
 
-def parse_blocks(text: str, lines: Sequence[str]) -> list[Block]:
-    """The blocks of program ``text`` against the document ``lines`` (split with endings).
+def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> list[Block]:
+    """The blocks of program ``text`` against the document ``lines`` (split with endings); with
+    ``heads``, each search part is one head line and its block's run the unit it opens (module
+    doc).
 
     Raises :class:`~copygram.errors.ProgramSyntaxError` where the text is not a sequence of
-    blocks, or where a search part is not a run of document lines after the previous block's.
+    blocks, or where a search part is not a run of document lines (with ``heads``: one line)
+    after the previous block's.
     """
     program_lines: list[str] = _PROGRAM_LINE.findall(text)
     blocks: list[Block] = []
@@ -130,6 +146,10 @@ def parse_blocks(text: str, lines: Sequence[str]) -> list[Block]:
         if not written:
             raise _error("the search part is empty: it must hold at least one line of the "
                          "document", text, offset)
+        if heads and len(written) > 1:
+            raise _error("with search_scope \"head\" a search part is one line: the first line "
+                         "of the function or paragraph that the block replaces", text,
+                         block_offset)
         start = find_run(lines, written, cursor)
         if start is None:
             raise _error(f"the search part is not a run of document lines at or after line "
@@ -141,10 +161,26 @@ def parse_blocks(text: str, lines: Sequence[str]) -> list[Block]:
         if at == len(program_lines):
             raise _error(f"the block has no {BLOCK_CLOSE.strip()!r} line", text, offset)
         take()
-        end = start + len(written) - 1
-        blocks.append(Block(LineRange(start, end), "".join(replaced)))
+        end = unit_end(lines, start) if heads else start + len(written) - 1
+        replacement = "".join(replaced)
+        blocks.append(Block(head_run(lines, start, replacement) if heads
+                            else LineRange(start, end), replacement))
         cursor = end + 1
     return blocks
+
+
+def head_run(lines: Sequence[str], start: int, replacement: str) -> LineRange:
+    """The lines a head block at line ``start`` replaces with ``replacement``: the unit that
+    the line opens, but for its closing line where the replacement leaves the unit open, and
+    only its header where the replacement stops where the body would begin (module doc of
+    :mod:`copygram.language.units`); the next block's head comes after the whole unit either
+    way."""
+    if opens_body(replacement, lines[start - 1]):
+        return LineRange(start, header_end(lines, start))
+    end = unit_end(lines, start)
+    if closing_line(lines, start, end) and leaves_open(replacement, lines[start - 1]):
+        end -= 1
+    return LineRange(start, end)
 
 
 def merge_retyped(blocks: Sequence[Block], lines: Sequence[str]) -> list[Block]:
@@ -206,12 +242,14 @@ def blocks_program(blocks: Sequence[Block], lines: Sequence[str]) -> Program:
     return Program(ops)
 
 
-def parse(text: str, lines: Sequence[str] | str, *, merge: bool = False) -> Program:
+def parse(text: str, lines: Sequence[str] | str, *, merge: bool = False,
+          heads: bool = False) -> Program:
     """The program that search/replace ``text`` spells for the document ``lines`` (text, or
     lines with endings); raises :class:`~copygram.errors.ProgramSyntaxError`. ``merge``: read
-    the blocks through :func:`merge_retyped` first."""
+    the blocks through :func:`merge_retyped` first; ``heads``: search parts are head lines
+    (module doc)."""
     split = split_lines(lines) if isinstance(lines, str) else lines
-    blocks = parse_blocks(text, split)
+    blocks = parse_blocks(text, split, heads=heads)
     return blocks_program(merge_retyped(blocks, split) if merge else blocks, split)
 
 
@@ -262,7 +300,30 @@ def render(program: Program, lines: Sequence[str] | str) -> str:
     return "".join(out)
 
 
+def render_heads(blocks: Sequence[Block], lines: Sequence[str] | str) -> str:
+    """The text of ``blocks`` as head blocks (``search_scope = "head"``), which
+    ``parse_blocks(text, lines, heads=True)`` reads back as ``blocks``: each block's run must be
+    a whole unit (:func:`~copygram.language.units.unit_end`) whose head is not met earlier after
+    the previous block; else :class:`CopygramError`. Replacements are written as given."""
+    split = split_lines(lines) if isinstance(lines, str) else list(lines)
+    keys = [search_line(line) for line in split]
+    out: list[str] = []
+    cursor = 1
+    for block in blocks:
+        start = block.search.start
+        if find_run(split, keys[start - 1 : start], cursor, keys) != start:
+            raise CopygramError(f"line {start} cannot head a block after line {cursor - 1}: "
+                                "it reads like a marker line, or an earlier line reads like it")
+        if head_run(split, start, block.replacement) != block.search:
+            raise CopygramError(f"lines {block.search.start}-{block.search.end} are not the unit "
+                                f"that line {start} opens (it ends at line "
+                                f"{unit_end(split, start)})")
+        out.append(BLOCK_OPEN + keys[start - 1] + DIVIDER + block.replacement + BLOCK_CLOSE)
+        cursor = unit_end(split, start) + 1
+    return "".join(out)
+
+
 __all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "MAX_PLAN_CHARS", "PLAN_PREFIX",
            "SEARCH_REPLACE", "Block",
-           "blocks_program", "find_run", "merge_retyped", "parse", "parse_blocks", "render",
-           "search_line", "searchable"]
+           "blocks_program", "find_run", "head_run", "merge_retyped", "parse", "parse_blocks", "render",
+           "render_heads", "search_line", "searchable"]

@@ -11,7 +11,9 @@ step-by-step decoding writes:
 * ``"line"``/``"rejoin"``/``"resync"``/``"lookup"``: inside a replacement, which mostly repeats the lines it
   replaces with a change in the middle, the block's search lines followed by the closing marker,
   aligned by lines as rewrite mode drafts from the document
-  (:class:`~copygram.decode.drafting.prediction.PredictionDrafter`, one per block).
+  (:class:`~copygram.decode.drafting.prediction.PredictionDrafter`, one per block). With heads
+  (``search_scope = "head"``) the lines drafted are the whole unit that the head line opens, the
+  lines the block replaces.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from copygram.language.search_replace import (
     parse_blocks,
     search_line,
 )
+from copygram.language.units import unit_end
 
 if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
@@ -44,8 +47,9 @@ class BlockDrafter:
 
     def __init__(self, lines: Sequence[str], tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig,
-                 profile: BatchProfile | None = None) -> None:
+                 profile: BatchProfile | None = None, *, heads: bool = False) -> None:
         self._lines = list(lines)
+        self._heads = heads
         self._keys = [search_line(line) for line in lines]
         self._tokenize, self._token_bytes = tokenize, token_bytes
         self._config, self._profile = config, profile
@@ -86,10 +90,15 @@ class BlockDrafter:
         if self._cursor is None or self._cursor[0] != opened:
             done = bytes(self._data[:opened]).decode("utf-8", errors="replace")
             try:
-                blocks = parse_blocks(done, self._lines)
+                blocks = parse_blocks(done, self._lines, heads=self._heads)
             except ProgramSyntaxError:
                 return None
-            self._cursor = (opened, blocks[-1].search.end + 1 if blocks else 1)
+            last = blocks[-1].search if blocks else None
+            # A head block's next head comes after its whole unit, even where the block leaves
+            # the unit's closing line in place.
+            end = (0 if last is None else unit_end(self._lines, last.start) if self._heads
+                   else last.end)
+            self._cursor = (opened, end + 1)
         return self._cursor[1]
 
     def _run_draft(self, opened: int, feed: int) -> Draft | None:
@@ -126,21 +135,31 @@ class BlockDrafter:
         if where is None:
             return None
         opened, divider = where
-        if divider is None:
-            return self._run_draft(opened, feed)
+        if divider is None:  # a head is one line: its rest is forced, no run to draft
+            return None if self._heads else self._run_draft(opened, feed)
         if self._block is None or self._block[0] != divider:
             first = bisect_right(self._ends, divider)  # the token holding the divider's start
             start = self._ends[first - 1] if first else 0
             data = self._data
-            search = opened + len(_OPEN)
-            prediction = bytes(data[start:divider]) + _DIVIDER + bytes(data[search:divider]) \
-                + _CLOSE
+            search = bytes(data[opened + len(_OPEN):divider])
+            replaced = self._unit(opened, search) if self._heads else search
+            prediction = bytes(data[start:divider]) + _DIVIDER + replaced + _CLOSE
             drafter = PredictionDrafter(prediction.decode("utf-8", errors="replace"),
                                         self._tokenize, self._token_bytes, self._config,
                                         self._profile)
             self._block = (divider, first, drafter)
         _, first, drafter = self._block
         return drafter.propose(context[first:], feed)
+
+    def _unit(self, opened: int, search: bytes) -> bytes:
+        """The lines of the unit that the head line ``search`` opens (as a search part writes
+        them); just the head where the block cannot be read."""
+        cursor = self._cursor_of(opened)
+        head = search.decode("utf-8", errors="replace")
+        start = None if cursor is None else find_run(self._lines, [head], cursor, self._keys)
+        if start is None:
+            return search
+        return "".join(self._keys[start - 1 : unit_end(self._lines, start)]).encode()
 
     def with_content(self, draft: Draft, content_tokens: int) -> bool:
         return False  # no copy tags: nothing to splice after a draft

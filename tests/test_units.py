@@ -1,0 +1,110 @@
+"""Units (copygram.language.units): where the function, class or paragraph a line opens ends."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram.language.lines import split_lines
+from copygram.language.units import header_end, opens_body, unit_end
+
+PYTHON = '''from typing import List
+
+
+@cache
+def f(
+    x: int,
+) -> int:
+    """Doc.
+
+    More.
+    """
+    if x:
+        return 1
+    else:
+        return 2
+
+
+def g():
+    return 3
+'''
+
+JS = '''const f = (x) => {
+  if (x) {
+    return 1;
+  } else {
+    return 2;
+  }
+};
+console.log(f(1));
+'''
+
+
+def test_a_python_function_ends_at_its_last_indented_line() -> None:
+    lines = split_lines(PYTHON)
+    assert unit_end(lines, 4) == 15  # the decorator takes in the function, blank lines inside
+    assert unit_end(lines, 5) == 15  # from "def f(": the signature's ") -> int:" goes on
+    assert unit_end(lines, 18) == 19  # the last function, to the end of the file
+    assert unit_end(lines, 1) == 1  # a top-level statement
+    assert unit_end(lines, 2) == 2  # a blank line is a unit of its own
+
+
+def test_a_compound_statement_takes_in_its_else() -> None:
+    lines = split_lines(PYTHON)
+    assert unit_end(lines, 12) == 15
+
+
+def test_a_braced_function_ends_with_its_closing_brace() -> None:
+    lines = split_lines(JS)
+    assert unit_end(lines, 1) == 7  # "};" closes it; the call after it is not part of it
+    assert unit_end(lines, 2) == 6  # "} else {" goes on, "}" ends
+    assert unit_end(lines, 8) == 8
+
+
+def test_a_header_is_the_head_and_the_lines_at_its_indentation_before_the_body() -> None:
+    python, js = split_lines(PYTHON), split_lines(JS)
+    assert header_end(python, 4) == 5  # the decorator and the def line
+    assert header_end(python, 5) == 5  # "def f(": its parameters are indented deeper
+    assert header_end(js, 1) == 1
+    assert header_end(python, 1) == 1  # a unit of one line is all header
+
+
+def test_a_replacement_that_stops_where_the_body_begins_opens_it() -> None:
+    assert opens_body("const f = (x, y) => {\n", "const f = (x) => {\n")
+    assert opens_body("def f(x, y):\n\n", "def f(x):\n")
+    assert opens_body("@cache\ndef f(x):\n", "@cache\n")
+    assert not opens_body("def f(x):\n    return x\n", "def f(x):\n")  # the body written
+    assert not opens_body("const f = (x) => x;\n", "const f = (x) => {\n")  # closed its way
+    assert not opens_body("", "def f(x):\n")  # the unit deleted
+    assert not opens_body("    if x:\n", "def f(x):\n")  # stops inside the body
+
+
+def test_trailing_blank_lines_stay_outside() -> None:
+    assert unit_end(["def f():\n", "    pass\n", "\n", "\n"], 1) == 2
+
+
+def test_a_line_outside_the_document_is_refused() -> None:
+    with pytest.raises(IndexError, match="line 3"):
+        unit_end(["a\n", "b\n"], 3)
+
+
+_layout = st.lists(st.sampled_from(["def f():", "    x", "        y", "", "}", "} else {",
+                                    "else:", "@d", "a", ") -> int:", "  ]"]),
+                   min_size=1, max_size=16)
+
+
+@given(_layout, st.data())
+def test_a_unit_starts_at_its_head_and_stays_in_the_document(lines: list[str],
+                                                             data: st.DataObject) -> None:
+    start = data.draw(st.integers(1, len(lines)))
+    assert start <= unit_end(lines, start) <= len(lines)
+
+
+@given(_layout)
+def test_a_later_equal_line_never_ends_its_unit_sooner(lines: list[str]) -> None:
+    # What lets a head mean its first occurrence after the cursor (module doc).
+    for k, line in enumerate(lines, 1):
+        for j in range(k + 1, len(lines) + 1):
+            if lines[j - 1] == line:
+                assert unit_end(lines, j) >= unit_end(lines, k)
