@@ -116,16 +116,18 @@ def assert_parts_only_at_a_near_tie(name: str, text: str, reference: str,
         f"session:   {text!r}\nreference: {reference!r}")
 
 
+@pytest.mark.parametrize("scope", ["lines", "head"])
 @pytest.mark.parametrize("doc", range(len(DOCS)))
 def test_search_replace_blocks_do_not_depend_on_drafts_or_the_cache(backend: Backend,
-                                                                    doc: int) -> None:
-    """Search/replace programs (replacements drafted from their search lines): no drafts,
-    drafts, a cached prompt and a fresh session write the same blocks."""
+                                                                    doc: int, scope: str) -> None:
+    """Search/replace programs (replacements drafted from their search lines, or with head
+    blocks from the unit their head opens): no drafts, drafts, a cached prompt and a fresh
+    session write the same blocks."""
     document, instruction = DOCS[doc]
 
     def session(draft: DraftConfig | None = None) -> EditSession:
-        return EditSession(backend, syntax="search_replace", max_new_tokens=MAX_NEW_TOKENS,
-                           draft=draft)
+        return EditSession(backend, syntax="search_replace", search_scope=scope,
+                           max_new_tokens=MAX_NEW_TOKENS, draft=draft)
 
     drafted = session()
     runs = {
