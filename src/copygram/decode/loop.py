@@ -94,6 +94,11 @@ class EditPlan:
     search_scope: str = "lines"  # search/replace: "head" blocks name a unit by its first line
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
+    @property
+    def heads(self) -> bool:
+        """Search/replace blocks name a unit by its first line (``search_scope = "head"``)."""
+        return self.search_scope == "head"
+
 
 class Meter(Forwards):
     """The per-edit plumbing of the decode loop: choosing under the constraint, consuming,
@@ -435,7 +440,7 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
             return None
         if reader is None:  # search/replace blocks
             return BlockDrafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
-                                plan.backend.batch_profile, heads=plan.search_scope == "head")
+                                plan.backend.batch_profile, heads=plan.heads)
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                        plan.syntax, plan.backend.batch_profile, instruction,
                        document_tokens=(doc.gen_tokens(get_syntax(plan.syntax).escape)
@@ -458,7 +463,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
         from copygram.constraints.search_replace import search_replace_constraint
 
         constraint = search_replace_constraint(document.lines, backend, plan.search_plan,
-                                               heads=plan.search_scope == "head")
+                                               heads=plan.heads)
     else:
         constraint = compile_constraint(document.lines, backend, engine=plan.engine,
                                         syntax=plan.syntax, ordered=plan.ordered_copies,
@@ -528,7 +533,7 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     program = (reader.program(program_text) if reader is not None
                else parse_blocks_program(program_text, document.lines,
                                          merge=plan.merge_retyped,
-                                         heads=plan.search_scope == "head"))
+                                         heads=plan.heads))
     text = resolve(program, document.lines)
     stats.gen_ops = len(program) - len(program.copies())
     stats.output_tokens = len(backend.tokenize(text)) if text else 0

@@ -114,20 +114,26 @@ def header_end(lines: Sequence[str], start: int) -> int:
     return end
 
 
+def _last_written(text: str) -> str | None:
+    """The last non-blank line of ``text``, without its ending and trailing blanks."""
+    written = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return written[-1] if written else None
+
+
 def opens_body(text: str, head: str) -> bool:
     """Whether ``text`` (a unit written again) stops where the body would begin: its last
     non-blank line is at ``head``'s indentation or less and opens a block (ends with ``{``,
     ``(``, ``[`` or ``:``)."""
-    written = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return (bool(written) and _indent(written[-1]) <= _indent(head.rstrip("\r\n"))
-            and written[-1].endswith(_GOES_ON))
+    last = _last_written(text)
+    return (last is not None and _indent(last) <= _indent(head.rstrip("\r\n"))
+            and last.endswith(_GOES_ON))
 
 
 def leaves_open(text: str, head: str) -> bool:
     """Whether ``text`` (a unit written again) ends inside its body: its last non-blank line is
     indented deeper than ``head``, so the unit's closing line is still to come."""
-    written = [line for line in text.splitlines() if line.strip()]
-    return bool(written) and _indent(written[-1]) > _indent(head.rstrip("\r\n"))
+    last = _last_written(text)
+    return last is not None and _indent(last) > _indent(head.rstrip("\r\n"))
 
 
 __all__ = ["closing_line", "header_end", "leaves_open", "opens_body", "unit_end"]

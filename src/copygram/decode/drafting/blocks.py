@@ -93,11 +93,12 @@ class BlockDrafter:
                 blocks = parse_blocks(done, self._lines, heads=self._heads)
             except ProgramSyntaxError:
                 return None
-            last = blocks[-1].search if blocks else None
-            # A head block's next head comes after its whole unit, even where the block leaves
-            # the unit's closing line in place.
-            end = (0 if last is None else unit_end(self._lines, last.start) if self._heads
-                   else last.end)
+            end = 0
+            if blocks:
+                # A head block's next head comes after its whole unit, even where the block
+                # leaves the unit's closing line (or its body) in place.
+                last = blocks[-1].search
+                end = unit_end(self._lines, last.start) if self._heads else last.end
             self._cursor = (opened, end + 1)
         return self._cursor[1]
 
