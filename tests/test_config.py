@@ -79,7 +79,7 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("engine", "llg", "'llguidance', 'outlines'"),
     ("engine", 1, "'llguidance', 'outlines'"),
     ("syntax", "xml", "'compact', 'lines'"),
-    ("syntax", None, "'compact', 'lines'"),
+    ("syntax", 1, "'compact', 'lines'"),
     ("mode", "rewrte", "'program', 'rewrite' (did you mean 'rewrite'?)"),
     ("mode", 1, "'program', 'rewrite'"),
     ("backend", "vllm", "'llamacpp', 'transformers'"),
@@ -115,8 +115,9 @@ def test_every_bad_value_is_refused_before_the_model_loads(
 
 def test_copies_to_the_end_need_ordered_copies(no_model: None) -> None:
     with pytest.raises(ConfigError, match="copy_to_end needs ordered_copies"):
-        EditSession.from_config({"copy_to_end": True, "ordered_copies": False})
-    assert parse_config({"copy_to_end": True}).session.copy_to_end
+        EditSession.from_config({"syntax": "lines", "copy_to_end": True,
+                                 "ordered_copies": False})
+    assert parse_config({"syntax": "lines", "copy_to_end": True}).session.copy_to_end
 
 
 def test_dtype_is_for_transformers_only(no_model: None) -> None:
@@ -320,10 +321,13 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
     config = {key: draw(valid_values[key]) for key in keys}
     if config.get("copy_to_end") and config.get("ordered_copies") is False:
         del config["copy_to_end"]  # refused: the end is known only with ordered copies
-    if config.get("syntax") != "search_replace":
+    # No syntax: program mode's default, blocks on llguidance and copy tags on outlines.
+    syntax = config.get("syntax", "lines" if config.get("engine") == "outlines"
+                        else "search_replace")
+    if syntax != "search_replace":
         for key in ("merge_retyped", "search_plan", "search_scope"):  # refused: blocks' options
             config.pop(key, None)
-    if config.get("syntax") == "search_replace":
+    else:
         # Refused with blocks (tests/decode/test_search_replace.py): copy-tag options, outlines.
         for key in ("copy_to_end", "verify_copies"):
             config.pop(key, None)

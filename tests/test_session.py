@@ -36,7 +36,7 @@ def test_the_public_names_come_from_the_decode_package() -> None:
 
 
 def test_edit_stream_and_replay_delegate_to_one_loop() -> None:
-    session = EditSession(ScriptedBackend(DOCUMENT, PROGRAM), ordered_copies=False)
+    session = EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", ordered_copies=False)
     result = session.edit(DOCUMENT, "x")
     events = list(session.stream(DOCUMENT, "x"))
     last = events[-1]
@@ -44,3 +44,28 @@ def test_edit_stream_and_replay_delegate_to_one_loop() -> None:
     replay = session.replay(DOCUMENT, result.program, measure_plain=False)
     assert replay.text == result.text and replay.plain is None
     assert replay.copygram.program_tokens == result.stats.program_tokens
+
+
+def test_prepare_builds_once_what_the_first_edit_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    from copygram.constraints import vocab
+
+    built: list[object] = []
+    real = vocab._build
+
+    def counted(tokenizer: object) -> vocab.Vocab:
+        built.append(tokenizer)
+        return real(tokenizer)
+
+    monkeypatch.setattr(vocab, "_build", counted)
+    tags = ScriptedBackend(DOCUMENT, PROGRAM)
+    EditSession(tags, mode="rewrite").prepare()  # rewrite mode has no constraint to build
+    assert built == []
+    session = EditSession(tags, syntax="lines", ordered_copies=False)
+    session.prepare()
+    assert built == [tags]
+    assert session.edit(DOCUMENT, "x").text == copygram.resolve(PROGRAM, DOCUMENT)
+    assert built == [tags]  # the edit found it built
+    blocks = ScriptedBackend(DOCUMENT, reply="")
+    EditSession(blocks).prepare()  # head blocks, the default
+    EditSession(blocks).derive(mode="rewrite").derive(mode="program").prepare()
+    assert built == [tags, blocks]

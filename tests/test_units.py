@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram.language.lines import split_lines
-from copygram.language.units import header_end, opens_body, unit_end
+from copygram.language.units import closes_with_brackets, header_end, opens_body, unit_end
 
 PYTHON = '''from typing import List
 
@@ -108,3 +108,22 @@ def test_a_later_equal_line_never_ends_its_unit_sooner(lines: list[str]) -> None
         for j in range(k + 1, len(lines) + 1):
             if lines[j - 1] == line:
                 assert unit_end(lines, j) >= unit_end(lines, k)
+
+
+def test_a_document_whose_bodies_close_with_a_brace_is_told_from_python() -> None:
+    assert closes_with_brackets(split_lines(JS))
+    assert closes_with_brackets(split_lines("int f(int x)\n{\n  return x;\n}\n"))
+    assert not closes_with_brackets(split_lines(PYTHON))
+    # A Python file with a dict literal: more bodies open with ":" than with "{".
+    python_dict = PYTHON + "\n\nTABLE = {\n    'a': 1,\n}\n"
+    assert not closes_with_brackets(split_lines(python_dict))
+    # A "{" closed at another indentation, or never closed, is not a braced body.
+    assert not closes_with_brackets(split_lines("x = {\n    1: 2}\n"))
+    assert not closes_with_brackets(split_lines("Some prose {\nand more.\n"))
+    assert not closes_with_brackets([])
+
+
+@given(_layout)
+def test_without_a_closing_brace_line_bodies_close_by_indentation(lines: list[str]) -> None:
+    braceless = [line for line in lines if not line.lstrip().startswith("}")]
+    assert not closes_with_brackets(braceless)

@@ -57,6 +57,8 @@ __all__ = [
     "check_tie_tolerance",
     "parse_backend_config",
     "parse_config",
+    "program_search_scope",
+    "program_syntax",
     "read_config",
 ]
 
@@ -168,6 +170,26 @@ def check_syntax(value: object) -> str:
     return check_choice("syntax", value, [*syntax_names(), SEARCH_REPLACE])
 
 
+def program_syntax(syntax: object, engine: str) -> str:
+    """The edit-program syntax a session writes: ``syntax`` checked, or, when it is ``None``,
+    program mode's default for ``engine``: search/replace blocks on llguidance (as head blocks,
+    :func:`program_search_scope`: the route that passes the most tests, docs/quality.md), the
+    ``lines`` copy tags on outlines (its engine compiles a regex, and the blocks' grammar is
+    context-free)."""
+    if syntax is None:
+        return SEARCH_REPLACE if engine == "llguidance" else DEFAULT_SYNTAX
+    return check_syntax(syntax)
+
+
+def program_search_scope(search_scope: object, syntax: str) -> str:
+    """``search_scope`` checked, or, when it is ``None``, the syntax's own: ``"head"`` for
+    search/replace blocks (program mode's default), ``"lines"`` for copy tags (which name
+    lines, and take no other scope)."""
+    if search_scope is None:
+        return "head" if syntax == SEARCH_REPLACE else "lines"
+    return check_choice("search_scope", search_scope, SEARCH_SCOPES)
+
+
 def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
                          verify_copies: bool, merge_retyped: bool = False,
                          search_plan: bool = False, search_scope: str = "lines") -> None:
@@ -183,7 +205,8 @@ def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
         return
     if engine != "llguidance":
         raise ConfigError('syntax "search_replace" needs engine = "llguidance" (its grammar is '
-                          "context-free, not one regex)")
+                          'context-free, not one regex); with engine "outlines" write copy tags: '
+                          'syntax = "lines" (its default there) or "compact"')
     for key, value in (("copy_to_end", copy_to_end), ("verify_copies", verify_copies)):
         if value:
             raise ConfigError(f'{key} acts on copy tags, and syntax "search_replace" has none '
@@ -198,7 +221,9 @@ class SessionConfig:
     """How an :class:`~copygram.session.EditSession` edits (docs/config.md, "Session keys")."""
 
     engine: str = "llguidance"
-    syntax: str = DEFAULT_SYNTAX
+    # None: program mode's default, head blocks on llguidance (program_syntax); a built config
+    # holds the resolved name.
+    syntax: str | None = None
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
@@ -208,7 +233,7 @@ class SessionConfig:
     draft_ngram: int = 3
     prompt_example: bool = True
     line_view: str = "pipe"  # how the prompt numbers lines: "pipe" (12| text) or "tab"
-    search_scope: str = "lines"  # syntax "search_replace": SEARCH_SCOPES
+    search_scope: str | None = None  # syntax "search_replace": SEARCH_SCOPES (None: "head")
     ordered_copies: bool = True
     copy_to_end: bool = False
     verify_copies: bool = False
@@ -218,9 +243,11 @@ class SessionConfig:
     mode: str = "program"
 
     def __post_init__(self) -> None:
+        engine = check_engine(self.engine)
+        syntax = program_syntax(self.syntax, engine)
         checked: dict[str, object] = {
-            "engine": check_engine(self.engine),
-            "syntax": check_syntax(self.syntax),
+            "engine": engine,
+            "syntax": syntax,
             "temperature": check_number("temperature", self.temperature, minimum=0.0,
                                         note=" (0 is greedy)"),
             "top_p": check_number("top_p", self.top_p, minimum=0.0, above=True, maximum=1.0),
@@ -234,7 +261,7 @@ class SessionConfig:
             "draft_ngram": check_int("draft_ngram", self.draft_ngram, minimum=1),
             "prompt_example": check_flag("prompt_example", self.prompt_example),
             "line_view": check_choice("line_view", self.line_view, LINE_VIEWS),
-            "search_scope": check_choice("search_scope", self.search_scope, SEARCH_SCOPES),
+            "search_scope": program_search_scope(self.search_scope, syntax),
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
             "copy_to_end": check_flag("copy_to_end", self.copy_to_end),
             "verify_copies": check_flag("verify_copies", self.verify_copies),

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Self, TextIO
 from copygram import interrupts, split_lines
 from copygram.errors import ConfigError, GenerationError
 from copygram.io import read_document, writable_target, write_text_atomic
+from copygram.language.search_replace import SEARCH_REPLACE
 
 if TYPE_CHECKING:
     from copygram import EditResult, EditSession
@@ -143,9 +144,13 @@ def run(args: argparse.Namespace) -> int:
             f"accepted prediction tokens ({stats.rejected_tokens} rejected), "
             f"{stats.forwards} forwards, {stats.wall_s:.2f} s", file=sys.stderr)
     elif not args.quiet:
+        # Search/replace blocks copy what lies outside them implicitly: nothing is spliced.
+        copies = (f"{stats.spliced_tokens} copied tokens in {stats.copy_ops} splices"
+                  if session.syntax != SEARCH_REPLACE else "the lines outside the blocks copied "
+                  "without a forward")
         print(
-            f"copygram: {stats.decoded_tokens} decoded + {stats.forced_tokens} forced program "
-            f"tokens, {stats.spliced_tokens} copied tokens in {stats.copy_ops} splices, "
+            f"copygram: {stats.decoded_tokens} decoded + {stats.forced_tokens} forced + "
+            f"{stats.drafted_tokens} drafted program tokens, {copies}, "
             f"{stats.forwards} forwards, {stats.wall_s:.2f} s "
             f"(~{result.speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)",
             file=sys.stderr,

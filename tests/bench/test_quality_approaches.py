@@ -180,7 +180,7 @@ def test_rewrite_mode_as_an_approach() -> None:
     text, _, error = rewrite_mode_approach(tight)(row)
     assert text is None and error is not None and error.startswith("DocumentError")
     with pytest.raises(ValueError, match="rewrite mode"):
-        rewrite_mode_approach(EditSession(ScriptedBackend()))
+        rewrite_mode_approach(EditSession(ScriptedBackend(), syntax="lines"))
     table = markdown_table(pool([quality]))
     assert "| accepted prediction | rejected prediction | same as rewrite |" in table
 
@@ -190,7 +190,7 @@ def test_rewrite_mode_as_an_approach() -> None:
 
 def test_program_approach_valid_and_invalid() -> None:
     row = py_row()
-    session = EditSession(ScriptedBackend(row.before, oracle(row.before, row.after)))
+    session = EditSession(ScriptedBackend(row.before, oracle(row.before, row.after)), syntax="lines")
     quality, (text, stats, error) = evaluate_row(row, "program", program_approach(session))
     assert text == row.after and error is None and quality.passed and quality.exact
     assert isinstance(stats["program"], str) and quality.decoded_tokens > 0

@@ -34,7 +34,7 @@ def run_with_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     def from_config(config: object, *, backend: object = None) -> EditSession:
         if backend is None:  # the run's model: loaded once
             loaded.append(config)
-            return EditSession(SplitPromptBackend(BEFORE, FIX))
+            return EditSession(SplitPromptBackend(BEFORE, FIX), syntax="lines")
         return real(config, backend=backend)  # type: ignore[arg-type]
 
     monkeypatch.setattr(EditSession, "from_config", from_config)
@@ -58,7 +58,7 @@ def run_with_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_each_config_is_a_program_route_on_the_shared_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pooled = run_with_routes(tmp_path, monkeypatch, {
-        "unordered": "ordered_copies = false\n", "compact": 'syntax = "compact"\n'})
+        "unordered": 'syntax = "lines"\nordered_copies = false\n', "compact": 'syntax = "compact"\n'})
     routes = pooled["quixbugs_python"]
     assert list(routes) == ["program", "program:unordered", "program:compact", "copy_unchanged"]
     # The scripted model writes the fix in the paper's syntax: the compact route cannot follow it.

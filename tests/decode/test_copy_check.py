@@ -134,7 +134,7 @@ OVERSHOOT = Program([Copy(1, 2), Gen(" z = x + 2\n return z\n"), Copy(4, 6)])
 
 def reading_session(ways: Sequence[Program], intended: str, **kwargs: object) -> EditSession:
     backend = ReadingBackend(DOCUMENT, ways[0]).setup(ways, intended)
-    return EditSession(backend, **kwargs)  # type: ignore[arg-type]
+    return EditSession(backend, syntax="lines", **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("drafts", [0, 16])
@@ -200,6 +200,6 @@ def test_replay_never_cuts_the_teachers_copies() -> None:
 def test_verify_copies_is_a_config_key() -> None:
     from copygram.config import parse_config
 
-    assert parse_config({"verify_copies": True}).session.verify_copies is True
+    assert parse_config({"syntax": "lines", "verify_copies": True}).session.verify_copies is True
     with pytest.raises(ConfigError, match="verify_copies"):
         parse_config({"verify_copies": "yes"})

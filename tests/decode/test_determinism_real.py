@@ -74,15 +74,17 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
     margins: list[tuple[int, float]] = []
     reference = outcome(lambda: stepwise_program(backend, document, instruction,
                                                  max_new_tokens=MAX_NEW_TOKENS, margins=margins))
-    plain = EditSession(backend, max_new_tokens=MAX_NEW_TOKENS,
+    # The copy tags the step-by-step reference writes (head blocks: the test below).
+    plain = EditSession(backend, syntax="lines", max_new_tokens=MAX_NEW_TOKENS,
                         draft=DraftConfig(max_tokens=0))
-    drafted = EditSession(backend, max_new_tokens=MAX_NEW_TOKENS)
+    drafted = EditSession(backend, syntax="lines", max_new_tokens=MAX_NEW_TOKENS)
     runs = {
         "no drafts": outcome(lambda: plain.edit(document, instruction).program_text),
         "drafted": outcome(lambda: drafted.edit(document, instruction).program_text),
         "drafted, prompt cached": outcome(lambda: drafted.edit(document, instruction)
                                           .program_text),
-        "fresh session": outcome(lambda: EditSession(backend, max_new_tokens=MAX_NEW_TOKENS)
+        "fresh session": outcome(lambda: EditSession(backend, syntax="lines",
+                                                     max_new_tokens=MAX_NEW_TOKENS)
                                  .edit(document, instruction).program_text),
     }
     # One config, one output, whether the prompt is cached or the session fresh (README).

@@ -68,7 +68,7 @@ def test_markup_forwards_of_a_known_program() -> None:
 
     program = Program([Copy(1, 1), Gen("ab\n")])
     backend = ScriptedBackend("x\ny\n", program)
-    session = EditSession(backend, splice_forced=False, draft=DraftConfig(max_tokens=0))
+    session = EditSession(backend, syntax="lines", splice_forced=False, draft=DraftConfig(max_tokens=0))
     events = list(session.stream("x\ny\n", "x"))
     markup = len(render(program)) - len("ab\n")
     assert count_markup_forwards(events) == markup

@@ -158,7 +158,7 @@ def test_the_prompt_is_the_rewrite_prompt_and_reproduces_the_edit() -> None:
     assert prompt == RewritePromptBuilder().build(DOCUMENT, "Fix f.", backend)
     session.edit(DOCUMENT, "Fix f.")
     assert backend.calls[0].ids == tuple(backend.tokenize(prompt, special=True))
-    program = EditSession(backend)
+    program = EditSession(backend, syntax="lines")
     assert program.prompt(DOCUMENT, "x") == DefaultPromptBuilder().build(DOCUMENT, "x", backend)
 
 

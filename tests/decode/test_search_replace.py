@@ -19,6 +19,7 @@ from copygram.language.search_replace import (
     BLOCK_OPEN,
     DIVIDER,
     PLAN_PREFIX,
+    SEARCH_REPLACE,
     parse,
     parse_blocks,
     render,
@@ -32,8 +33,10 @@ BLOCKS = BLOCK_OPEN + "    return y + 1\n" + DIVIDER + "    return y - 1\n" + BL
 
 
 def session_writing(reply: str, **kwargs: object) -> EditSession:
+    """Blocks of the lines they change (``search_scope="lines"``) unless ``kwargs`` say else."""
     backend = ScriptedBackend(DOCUMENT, reply=reply)
-    return EditSession(backend, syntax="search_replace", **kwargs)  # type: ignore[arg-type]
+    options = {"search_scope": "lines", **kwargs}
+    return EditSession(backend, syntax="search_replace", **options)  # type: ignore[arg-type]
 
 
 def test_the_blocks_the_model_writes_are_the_edit() -> None:
@@ -63,7 +66,8 @@ def test_any_rendered_edit_comes_out_as_its_result(edit: tuple[str, Program]) ->
     except CopygramError:
         return  # an edit blocks cannot spell (tests/test_search_replace.py)
     backend = ScriptedBackend(document, reply=blocks)
-    session = EditSession(backend, syntax="search_replace", max_new_tokens=1 << 14)
+    session = EditSession(backend, syntax="search_replace", search_scope="lines",
+                          max_new_tokens=1 << 14)
     events = list(session.stream(document, "edit"))
     done = events[-1]
     assert isinstance(done, DoneEvent)
@@ -130,10 +134,17 @@ def test_the_unit_scope_shows_a_whole_function_in_its_example() -> None:
         SearchReplacePromptBuilder(scope="file")
 
 
+BRACED = "const f = (x) => {\n  return x + 1;\n}\n"
+
+
 @pytest.mark.parametrize("plan", [False, True])
-def test_the_head_example_changes_a_function_below_the_first_line(plan: bool) -> None:
-    messages = SearchReplacePromptBuilder(scope="head", plan=plan).messages(DOCUMENT, "x")
+@pytest.mark.parametrize("document", [DOCUMENT, BRACED])
+def test_the_head_example_changes_a_function_below_the_first_line(plan: bool,
+                                                                  document: str) -> None:
+    messages = SearchReplacePromptBuilder(scope="head", plan=plan).messages(document, "x")
     example_document = messages[1]["content"].split("Document:\n", 1)[1]
+    # The example is laid out as the document is: bodies closed by a brace, or by indentation.
+    assert example_document.endswith("}\n") == (document == BRACED)
     lines = split_lines(example_document)
     answer = messages[2]["content"]
     assert answer.startswith(PLAN_PREFIX) == plan
@@ -143,7 +154,11 @@ def test_the_head_example_changes_a_function_below_the_first_line(plan: bool) ->
     assert block.search.start > 1  # the head of a later function, not line 1
     assert block.search.start + block.search.n_lines - 1 == len(lines)  # all of that function
     fixed = resolve(parse(blocks, example_document, heads=True), example_document)
-    assert fixed == example_document.replace("math.pi * radius\n", "2 * math.pi * radius\n")
+    old, new = ("PI * radius;", "2 * PI * radius;") if document == BRACED else (
+        "math.pi * radius\n", "2 * math.pi * radius\n")
+    assert fixed == example_document.replace(old, new)
+    # The function written again ends with its closing line, as the document's do.
+    assert blocks.endswith(("}\n" if document == BRACED else "radius\n") + BLOCK_CLOSE)
 
 
 def test_a_long_search_run_is_drafted_from_the_document() -> None:
@@ -189,9 +204,9 @@ def test_merge_retyped_needs_blocks() -> None:
     from copygram.config import parse_config
 
     with pytest.raises(ConfigError, match="merge_retyped"):
-        parse_config({"merge_retyped": True})
+        parse_config({"syntax": "lines", "merge_retyped": True})
     with pytest.raises(ConfigError, match="merge_retyped"):
-        EditSession(ScriptedBackend(DOCUMENT, reply=""), merge_retyped=True)
+        EditSession(ScriptedBackend(DOCUMENT, reply=""), syntax="compact", merge_retyped=True)
     assert parse_config({"syntax": "search_replace",
                          "merge_retyped": True}).session.merge_retyped
 
@@ -215,7 +230,7 @@ def test_search_plan_needs_blocks() -> None:
     from copygram.config import parse_config
 
     with pytest.raises(ConfigError, match="search_plan"):
-        parse_config({"search_plan": True})
+        parse_config({"syntax": "lines", "search_plan": True})
     config = parse_config({"syntax": "search_replace", "search_plan": True})
     assert config.session.search_plan
 
@@ -242,10 +257,35 @@ def test_the_head_scope_needs_blocks() -> None:
     from copygram.config import parse_config
 
     with pytest.raises(ConfigError, match="search_scope"):
-        parse_config({"search_scope": "head"})
+        parse_config({"syntax": "lines", "search_scope": "head"})
     with pytest.raises(ConfigError, match="search_scope"):
-        EditSession(ScriptedBackend(DOCUMENT, reply=""), search_scope="head")
+        EditSession(ScriptedBackend(DOCUMENT, reply=""), syntax="lines", search_scope="head")
     session = EditSession.from_config({"syntax": "search_replace", "search_scope": "head"},
                                       backend=ScriptedBackend(DOCUMENT, reply=""))
     assert session.search_scope == "head" and session.plan().search_scope == "head"
     assert session.derive(mode="program").search_scope == "head"
+
+
+def test_program_mode_writes_head_blocks_by_default() -> None:
+    from copygram.config import parse_config
+
+    # docs/quality.md: head blocks pass the most tests of the program-mode routes.
+    function = "def f(x):\n    y = x\n    return y + 1\n"
+    reply = BLOCK_OPEN + "def f(x):\n" + DIVIDER + function.replace("+", "-") + BLOCK_CLOSE
+    session = EditSession(ScriptedBackend(DOCUMENT, reply=reply))
+    assert (session.syntax, session.search_scope) == (SEARCH_REPLACE, "head")
+    assert session.derive(mode="rewrite").derive(mode="program").search_scope == "head"
+    result = session.edit(DOCUMENT, "Return y - 1.")
+    assert result.program_text == reply
+    assert result.text == DOCUMENT.replace("y + 1", "y - 1")
+    config = parse_config({}).session
+    assert (config.syntax, config.search_scope) == (SEARCH_REPLACE, "head")
+    assert parse_config({"search_scope": "unit"}).session.search_scope == "unit"
+    # A written-out config reads back the same (to_dict writes the resolved names).
+    assert parse_config(parse_config({}).to_dict()).session == config
+    # The outlines engine compiles one regex, which cannot hold blocks: copy tags there.
+    tags = EditSession(ScriptedBackend(DOCUMENT, reply=""), engine="outlines")
+    assert (tags.syntax, tags.search_scope) == ("lines", "lines")
+    assert parse_config({"engine": "outlines"}).session.syntax == "lines"
+    with pytest.raises(ConfigError, match='engine "outlines" write copy tags: syntax = "lines"'):
+        parse_config({"engine": "outlines", "syntax": "search_replace"})

@@ -54,7 +54,8 @@ MakeClient = Callable[..., "TestClient"]
 @pytest.fixture
 def make_client() -> Iterator[MakeClient]:
     """``make_client(backend=None, **options of create_app)``: a started TestClient (its lifespan
-    run) around ``EditSession(backend)``; the default backend edits :data:`DOCUMENT`."""
+    run) around ``EditSession(backend, syntax="lines")`` (the scripted programs are copy tags);
+    the default backend edits :data:`DOCUMENT`."""
     from starlette.testclient import TestClient
 
     from copygram.serve.app import create_app
@@ -66,8 +67,8 @@ def make_client() -> Iterator[MakeClient]:
              timeout_s: float = 60.0, cors_origins: Sequence[str] = (),
              model_id: str = MODEL) -> TestClient:
         model = backend if backend is not None else FlakyBackend(DOCUMENT, PROGRAM)
-        app = create_app(lambda: EditSession(model), model_id=model_id, api_key=api_key,
-                         max_body_bytes=max_body_bytes, max_waiting=max_waiting,
+        app = create_app(lambda: EditSession(model, syntax="lines"), model_id=model_id,
+                         api_key=api_key, max_body_bytes=max_body_bytes, max_waiting=max_waiting,
                          timeout_s=timeout_s, cors_origins=cors_origins)
         client = TestClient(app, raise_server_exceptions=False)
         client.__enter__()

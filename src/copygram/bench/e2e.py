@@ -2,9 +2,9 @@
 
 Per row, in one process and one backend, interleaved row by row:
 
-1. ``copygram``: ``EditSession(backend).replay(before, oracle(before, after))``: the oracle
-   program teacher-forced through the real decode loop (constraint, splices), after copygram's
-   own prompt;
+1. ``copygram``: ``EditSession(backend, syntax="lines").replay(before, oracle(before,
+   after))``: the oracle program (copy tags) teacher-forced through the real decode loop
+   (constraint, splices), after copygram's own prompt;
 2. ``full``: the baseline prompt (a chat prompt asking to rewrite the document) is prefilled
    once, then ``after`` is decoded token by token (:func:`~copygram.bench.baselines.full_regeneration`);
 3. ``lookup_k{K}``: prompt lookup decoding of ``after`` after the same cached prompt, for each
@@ -45,6 +45,7 @@ from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, CopygramError
 from copygram.language.ops import Program
 from copygram.language.oracle import CharCost, TokenCost, oracle
+from copygram.language.syntaxes import DEFAULT_SYNTAX
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -124,11 +125,14 @@ def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSe
     from copygram.decode.prompt import DefaultPromptBuilder
     from copygram.session import EditSession
 
-    sessions = {COPYGRAM: EditSession(backend)}
+    # The oracle writes copy tags, and replay teacher-forces them: the tag syntax, not program
+    # mode's default (head blocks, which name no lines).
+    sessions = {COPYGRAM: EditSession(backend, syntax=DEFAULT_SYNTAX)}
     for variant in variants:
         if variant not in VARIANTS:
             raise ConfigError(f"unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
-        kwargs = {k: v for k, v in VARIANTS[variant].items() if k != "oracle"}
+        kwargs = {"syntax": DEFAULT_SYNTAX,
+                  **{k: v for k, v in VARIANTS[variant].items() if k != "oracle"}}
         if kwargs.get("draft") == "off":
             kwargs["draft"] = DraftConfig(max_tokens=0)
         if "draft_tokens" in kwargs:

@@ -450,25 +450,39 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
     yield from run(plan, document, prompt, policy, drafter)
 
 
-def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Policy,
-        make_drafter: MakeDrafter | None = None) -> Iterator[Event]:
-    """The decode loop over ``prompt`` for ``document``; the last event is a DoneEvent."""
-    from copygram.constraints import compile_constraint
-
-    backend = plan.backend
-    started = time.perf_counter()
-    constraint: Constraint
-    reader: OpReader | None = None  # None: search/replace blocks, read once they are complete
+def document_constraint(plan: EditPlan,
+                        lines: Sequence[str]) -> tuple[Constraint, OpReader | None]:
+    """A fresh constraint of ``plan``'s syntax for the document ``lines``, and the reader of its
+    copy tags (``None`` for search/replace blocks, read once they are complete). Costs: the
+    grammar's (milliseconds, cached per document or line count), and on a backend's first call
+    its vocabulary view (:func:`prepare`)."""
     if plan.syntax == SEARCH_REPLACE:
         from copygram.constraints.search_replace import search_replace_constraint
 
-        constraint = search_replace_constraint(document.lines, backend, plan.search_plan,
-                                               heads=plan.heads)
-    else:
-        constraint = compile_constraint(document.lines, backend, engine=plan.engine,
-                                        syntax=plan.syntax, ordered=plan.ordered_copies,
-                                        to_end=plan.copy_to_end)
-        reader = OpReader(get_syntax(plan.syntax))
+        return search_replace_constraint(lines, plan.backend, plan.search_plan,
+                                         heads=plan.heads), None
+    from copygram.constraints import compile_constraint
+
+    return (compile_constraint(lines, plan.backend, engine=plan.engine, syntax=plan.syntax,
+                               ordered=plan.ordered_copies, to_end=plan.copy_to_end),
+            OpReader(get_syntax(plan.syntax)))
+
+
+def prepare(plan: EditPlan) -> None:
+    """Build now what the first edit with ``plan`` would build once per model: the constraint
+    engine's view of the vocabulary and the token sets its guards use (~1.4 s for Qwen2.5's
+    151k tokens on a 2-core CPU, ~0.4 s for SmolLM2's 49k), by compiling the constraint of a
+    one-line document. Every later edit's constraint costs milliseconds."""
+    document_constraint(plan, ["x\n"])
+
+
+def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Policy,
+        make_drafter: MakeDrafter | None = None) -> Iterator[Event]:
+    """The decode loop over ``prompt`` for ``document``; the last event is a DoneEvent."""
+
+    backend = plan.backend
+    started = time.perf_counter()
+    constraint, reader = document_constraint(plan, document.lines)
     drafter = make_drafter(document, reader) if make_drafter is not None else None
     meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,
                   plan.tie_tolerance)
@@ -543,4 +557,5 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
 
 
 __all__ = ["DraftSource", "EditPlan", "Meter", "Verdict", "check_fits", "constraint_accepts_end",
-           "prefill", "prompt_ids", "run", "splice_copy", "stream_edit", "verify_draft"]
+           "document_constraint", "prefill", "prepare", "prompt_ids", "run", "splice_copy",
+           "stream_edit", "verify_draft"]

@@ -25,6 +25,7 @@ from copygram.language.search_replace import (
 )
 from copygram.language.search_replace import render as render_blocks
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.units import closes_with_brackets
 
 
 class ChatModel(Protocol):
@@ -155,9 +156,10 @@ class _Example:
     plan: str
 
 
-def _example(scope: str) -> _Example:
+def _example(scope: str, document: str) -> _Example:
     if scope == "head":
-        return _HEAD_EXAMPLE
+        braced = closes_with_brackets(split_lines(document))
+        return _BRACED_HEAD_EXAMPLE if braced else _HEAD_EXAMPLE
     if scope == "lines":
         answer = render_blocks(_example_program(), _EXAMPLE_DOCUMENT)
     else:  # the example's change is in area, lines 1-3 (the unit its first line opens)
@@ -189,6 +191,25 @@ _HEAD_EXAMPLE = _Example(
             + BLOCK_CLOSE),
     plan=f"{PLAN_PREFIX} perimeter forgets the factor 2; it must be 2 * pi * radius.\n",
 )
+# The same example in a layout whose bodies close with a bracket line, for documents laid out so
+# (units.closes_with_brackets): the block's replacement ends with the function's "}".
+_BRACED_HEAD_EXAMPLE = _Example(
+    document=("const PI = Math.PI;\n"
+              "\n"
+              "const area = (radius) => {\n"
+              "  return PI * radius ** 2;\n"
+              "}\n"
+              "\n"
+              "const perimeter = (radius) => {\n"
+              "  // Perimeter of a circle.\n"
+              "  return PI * radius;\n"
+              "}\n"),
+    instruction=_HEAD_EXAMPLE.instruction,
+    answer=(BLOCK_OPEN + "const perimeter = (radius) => {\n" + DIVIDER
+            + "const perimeter = (radius) => {\n  // Perimeter of a circle.\n"
+            + "  return 2 * PI * radius;\n}\n" + BLOCK_CLOSE),
+    plan=_HEAD_EXAMPLE.plan,
+)
 
 
 @dataclass(frozen=True)
@@ -211,7 +232,7 @@ class SearchReplacePromptBuilder:
                   + (_PLAN_ADVICE if self.plan else ""))
         messages = [{"role": "system", "content": system}]
         if self.with_example:
-            example = _example(self.scope)
+            example = _example(self.scope, document)
             messages += [
                 {"role": "user", "content": _plain_message(example.document,
                                                            example.instruction)},

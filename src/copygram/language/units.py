@@ -136,4 +136,26 @@ def leaves_open(text: str, head: str) -> bool:
     return last is not None and _indent(last) > _indent(head.rstrip("\r\n"))
 
 
-__all__ = ["closing_line", "header_end", "leaves_open", "opens_body", "unit_end"]
+def closes_with_brackets(lines: Sequence[str]) -> bool:
+    """Whether the document's bodies close with a bracket line (C, JavaScript, Java, Go...)
+    rather than by indentation alone (Python, YAML, prose): a line that opens a body with ``{``
+    is closed by a ``}`` line at its indentation, and no fewer lines open a body with ``{`` than
+    with ``:`` (a Python file with a dict literal stays Python). Cost: one pass over the lines."""
+    opened: set[int] = set()
+    closed = False
+    braces = colons = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        closed = closed or (stripped[0] == "}" and _indent(line) in opened)
+        if stripped.endswith("{"):
+            opened.add(_indent(line))
+            braces += 1
+        elif stripped.endswith(":"):
+            colons += 1
+    return closed and braces >= colons
+
+
+__all__ = ["closes_with_brackets", "closing_line", "header_end", "leaves_open", "opens_body",
+           "unit_end"]

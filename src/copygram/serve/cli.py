@@ -108,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     print(f"copygram: loading {backend.model} on {backend.backend}", file=sys.stderr)
     session = EditSession.from_config(config)
+    # A /v1/edits request may ask for program mode whatever the config's: its first one would
+    # otherwise build the constraint's vocabulary view (seconds for a 151k-token vocabulary).
+    session.derive(mode="program").prepare()
     model_id, aliases = model_names(backend.model, backend.is_catalog_model)
     app = create_app(lambda: session, model_id=model_id, aliases=aliases, api_key=api_key,
                      max_body_bytes=int(args.max_body_mb * (1 << 20)),

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from copygram.decode.prompt import PromptBuilder
     from copygram.session import EditSession
 
-__all__ = ["PLACEHOLDER", "LookupPeer", "PrefixPrimer", "RewriteBaseline", "RewriteOutput",
-           "extract_document", "program_approach", "prompt_prefix", "rewrite_budget",
+__all__ = ["PLACEHOLDER_INSTRUCTION", "LookupPeer", "PrefixPrimer", "RewriteBaseline",
+           "RewriteOutput", "extract_document", "program_approach", "prompt_prefix", "rewrite_budget",
            "rewrite_decode", "rewrite_mode_approach", "rewrite_prompt", "rewrite_request"]
 
 
@@ -282,16 +282,23 @@ class PrefixPrimer:
             self.backend.splice(prefix)
 
 
-PLACEHOLDER: tuple[str, str] = ("\x00 placeholder\n", "\x00 placeholder")
-"""The document and instruction :func:`prompt_prefix` sets a row's against."""
+PLACEHOLDER_INSTRUCTION = "\x00 placeholder"
+"""The instruction :func:`prompt_prefix` sets a row's against."""
 
 
 def prompt_prefix(backend: Backend, prompt: PromptText, row: EditRow) -> list[int]:
-    """The tokens of ``prompt`` for ``row`` that no document or instruction changes: where they
-    part from the same prompt for :data:`PLACEHOLDER`, in tokens (measured per row, as the chat
-    template may merge tokens across the boundary), and never the whole prompt."""
+    """The tokens of ``prompt`` for ``row`` that its instruction does not change: where they part
+    from the prompt of the row's document with :data:`PLACEHOLDER_INSTRUCTION` (measured per
+    row, as the chat template may merge tokens across the boundary), and never the whole prompt.
+    Every prompt copygram builds, and the baseline's, puts the instruction before the document
+    (tests/bench/test_quality_prefix.py), so this prefix holds no token of the document.
+
+    Why the row's own document: a prompt may pick its worked example by the document's layout
+    (head blocks show a braced one for a braced document); that example is as document-free as
+    the system message, and a server with prefix caching keeps it across edits of such
+    documents."""
     real = backend.tokenize(prompt(row.before, row.instruction), special=True)
-    other = backend.tokenize(prompt(*PLACEHOLDER), special=True)
+    other = backend.tokenize(prompt(row.before, PLACEHOLDER_INSTRUCTION), special=True)
     common = 0
     while common < min(len(real), len(other)) - 1 and real[common] == other[common]:
         common += 1
