@@ -123,7 +123,26 @@ def test_a_document_whose_bodies_close_with_a_brace_is_told_from_python() -> Non
     assert not closes_with_brackets([])
 
 
-@given(_layout)
-def test_without_a_closing_brace_line_bodies_close_by_indentation(lines: list[str]) -> None:
-    braceless = [line for line in lines if not line.lstrip().startswith("}")]
-    assert not closes_with_brackets(braceless)
+_names = st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True), min_size=1,
+                  max_size=5)
+
+
+@given(_names, st.integers(0, 3))
+def test_functions_laid_out_with_braces_or_by_indentation_are_told_apart(names: list[str],
+                                                                         tables: int) -> None:
+    # The same functions written both ways, each with an if/else body, the Python ones beside
+    # up to three dict literals (bodies that "{" opens and "}" closes at their indentation).
+    braced = "".join(f"function {n}(x) {{\n  if (x) {{\n    return 1;\n  }} else {{\n"
+                     f"    return 2;\n  }}\n}}\n\n" for n in names)
+    python = "".join(f"def {n}(x):\n    if x:\n        return 1\n    else:\n"
+                     f"        return 2\n\n\n" for n in names)
+    python += "".join(f"T{k} = {{\n    'a': 1,\n}}\n" for k in range(tables))
+    assert closes_with_brackets(split_lines(braced))
+    # Three bodies a function open with ":" (def, if, else): only as many "{" bodies tip it.
+    assert closes_with_brackets(split_lines(python)) == (tables >= 3 * len(names))
+
+
+def test_a_switchs_labels_do_not_make_a_braced_file_python() -> None:
+    c_file = ("int f(int x)\n{\n  switch (x) {\n  case 1:\n    return 2;\n  default:\n"
+              "    return 3;\n  }\n}\n")
+    assert closes_with_brackets(split_lines(c_file))

@@ -192,25 +192,33 @@ def program_search_scope(search_scope: object, syntax: str) -> str:
 
 def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
                          verify_copies: bool, merge_retyped: bool = False,
-                         search_plan: bool = False, search_scope: str = "lines") -> None:
-    """Raise :class:`ConfigError` for options that the syntax cannot honour: search/replace
-    programs need the llguidance engine and have no copy tags to extend or verify; only they
-    have replacements whose retyped neighbours could be merged."""
+                         search_plan: bool = False, search_scope: str = "lines",
+                         ordered_copies: bool = True, line_view: str = "pipe") -> None:
+    """Raise :class:`ConfigError` for options that the syntax cannot honour, rather than run a
+    route that silently ignores them: search/replace programs need the llguidance engine, have
+    no copy tags to extend, verify or put out of order, and no numbered document in their
+    prompt; only they have search scopes, plans and replacements whose retyped neighbours could
+    be merged."""
     if syntax != SEARCH_REPLACE:
         for key, value in (("merge_retyped", merge_retyped), ("search_plan", search_plan),
                            ("search_scope", search_scope != "lines")):
             if value:
-                raise ConfigError(f'{key} acts on search/replace blocks: set syntax = '
-                                  '"search_replace", or leave it out')
+                with_engine = ' with engine = "llguidance"' if engine != "llguidance" else ""
+                raise ConfigError(f'{key} acts on search/replace blocks, and this session writes '
+                                  f'copy tags (syntax "{syntax}"): set syntax = '
+                                  f'"search_replace"{with_engine}, or leave {key} out')
         return
     if engine != "llguidance":
         raise ConfigError('syntax "search_replace" needs engine = "llguidance" (its grammar is '
                           'context-free, not one regex); with engine "outlines" write copy tags: '
                           'syntax = "lines" (its default there) or "compact"')
-    for key, value in (("copy_to_end", copy_to_end), ("verify_copies", verify_copies)):
+    for key, value in (("copy_to_end", copy_to_end), ("verify_copies", verify_copies),
+                       ("ordered_copies", not ordered_copies),
+                       ("line_view", line_view != "pipe")):
         if value:
-            raise ConfigError(f'{key} acts on copy tags, and syntax "search_replace" has none '
-                              "(its copies are implicit); leave it out")
+            raise ConfigError(f'{key} acts on copy tags, and syntax "search_replace" (program '
+                              "mode's default) has none: its copies are implicit, in document "
+                              f'order. Set syntax = "lines" for copy tags, or leave {key} out')
 
 
 # ------------------------------------------------------------------------------------- configs
@@ -278,7 +286,9 @@ class SessionConfig:
                              verify_copies=bool(checked["verify_copies"]),
                              merge_retyped=bool(checked["merge_retyped"]),
                              search_plan=bool(checked["search_plan"]),
-                             search_scope=str(checked["search_scope"]))
+                             search_scope=str(checked["search_scope"]),
+                             ordered_copies=bool(checked["ordered_copies"]),
+                             line_view=str(checked["line_view"]))
         _normalise(self, checked)
 
 

@@ -182,7 +182,11 @@ def _generate(session: EditSession, document: str, instruction: str,
 
     for event in session.stream(document, instruction):
         interrupts.check()
-        if isinstance(event, (GenTokenEvent, TokenEvent)):
+        if isinstance(event, GenTokenEvent) and event.drafted:
+            # A verified draft of the document's own text (a head block's function written
+            # again, a copy tag): taken from the file, as rewrite mode's spans are.
+            progress.update(copied=1)
+        elif isinstance(event, (GenTokenEvent, TokenEvent)):
             progress.update(generated=1)
         elif isinstance(event, SpanEvent):  # rewrite mode: tokens taken from the file
             progress.update(copied=len(event.token_ids))

@@ -111,7 +111,8 @@ class EditSession:
         self.search_scope = search_scope
         check_syntax_options(syntax, engine=engine, copy_to_end=copy_to_end,
                              verify_copies=verify_copies, merge_retyped=merge_retyped,
-                             search_plan=search_plan, search_scope=search_scope)
+                             search_plan=search_plan, search_scope=search_scope,
+                             ordered_copies=ordered_copies)
         # Greedy choices read from batched rows within this margin are re-decided with a
         # one-token step (None: the backend's BatchProfile.step_tolerance).
         self.tie_tolerance = check_tie_tolerance(tie_tolerance)

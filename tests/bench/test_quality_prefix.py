@@ -19,7 +19,7 @@ from tests.bench.rows import JS_BUGGY, PY_BUGGY
 BUILDERS: dict[str, PromptBuilder] = {
     "rewrite": RewritePromptBuilder(),
     "copy tags": DefaultPromptBuilder(),
-    "blocks": SearchReplacePromptBuilder(),
+    "blocks": SearchReplacePromptBuilder(scope="lines"),
     "head blocks": SearchReplacePromptBuilder(scope="head"),
 }
 

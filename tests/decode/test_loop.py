@@ -224,9 +224,13 @@ def test_copies_are_ordered_by_default_and_a_key_turns_it_off() -> None:
     from copygram.decode.replay import is_ordered
 
     assert parse_config({}).session.ordered_copies is True
-    assert parse_config({"ordered_copies": False}).session.ordered_copies is False
+    config = parse_config({"syntax": "lines", "ordered_copies": False})
+    assert config.session.ordered_copies is False
     with pytest.raises(ConfigError):
         parse_config({"ordered_copies": "no"})
+    # Blocks always keep the document's order: turning it off there is refused, not ignored.
+    with pytest.raises(ConfigError, match='ordered_copies acts on copy tags.*syntax = "lines"'):
+        parse_config({"ordered_copies": False})
     assert is_ordered(Program([Copy(1, 2), Gen("x"), Copy(4, 4)]))
     assert not is_ordered(Program([Copy(3, 4), Copy(1, 2)]))
     assert not is_ordered(Program([Copy(1, 2), Copy(2, 3)]))

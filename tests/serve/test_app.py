@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
 from copygram.testing import ScriptedBackend
 from tests.serve.conftest import DOCUMENT, EDITED, MODEL, PROGRAM, FlakyBackend, MakeClient
 
@@ -153,6 +154,15 @@ def test_an_edit_in_program_mode(make_client: MakeClient) -> None:
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     assert body["stats"]["copy_ops"] == 2
+
+
+def test_an_edit_in_program_modes_default_head_blocks(make_client: MakeClient) -> None:
+    head = "def f(x):\n"
+    blocks = (f"{BLOCK_OPEN}{head}{DIVIDER}{head}    return x + 2\n{BLOCK_CLOSE}")
+    client = make_client(ScriptedBackend(DOCUMENT, reply=blocks), syntax=None)
+    body = client.post("/v1/edits", json=EDIT).json()
+    assert body["text"] == EDITED and body["program"] == blocks
+    assert body["stats"]["copy_ops"] == 0  # what lies outside the blocks is never spliced
 
 
 def sse_events(text: str) -> list[Any]:

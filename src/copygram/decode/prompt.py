@@ -216,12 +216,14 @@ _BRACED_HEAD_EXAMPLE = _Example(
 class SearchReplacePromptBuilder:
     """The prompt of ``syntax = "search_replace"``: the blocks explained, one worked example
     (the tag syntaxes' example document and edit, as a block of ``scope``: one of
-    :data:`SEARCH_SCOPES`; head blocks have their own, a change in a document's second function),
-    the document without line numbers (a block names its lines by their content)."""
+    :data:`SEARCH_SCOPES`; head blocks have their own, a change in a document's second function,
+    laid out as the document is), the document without line numbers (a block names its lines by
+    their content). ``scope`` must be the session's ``search_scope`` (its default, ``"head"``, is
+    program mode's): the prompt teaches the blocks the constraint admits."""
 
     system: str | None = None  # None: the scope's own (SEARCH_REPLACE_SYSTEM, HEAD_SYSTEM)
     with_example: bool = True
-    scope: str = "lines"
+    scope: str = "head"
     plan: bool = False  # ask for a "Plan:" line before the blocks (``search_plan``)
 
     def __post_init__(self) -> None:
@@ -274,7 +276,7 @@ class RewritePromptBuilder:
 
 
 def default_prompt_builder(mode: str, syntax: str, *, with_example: bool = True,
-                           line_view: str = "pipe", search_scope: str = "lines",
+                           line_view: str = "pipe", search_scope: str = "head",
                            search_plan: bool = False) -> PromptBuilder:
     """The prompt a session uses unless given one: the rewrite prompt in rewrite mode, else the
     one that explains ``syntax``."""

@@ -2,8 +2,10 @@
 
 All syntaxes describe the same :class:`~copygram.language.ops.Program` (copy and gen ops), so the
 resolver, the oracle and the losslessness properties are shared; a syntax only decides how ops are
-written. ``lines`` is the paper's ``<copy lines="i-j"/>`` syntax and the default; ``compact``
-writes ``<@i-j>`` and ``<g>TEXT</g>``.
+written. ``lines`` is the paper's ``<copy lines="i-j"/>`` syntax and the default of the copy-tag
+syntaxes (program mode's default is search/replace head blocks, copygram.language.search_replace,
+with this syntax's tags on the outlines engine); ``compact`` writes ``<@i-j>`` and
+``<g>TEXT</g>``.
 
 The grammar file is the only place the language is written: a :class:`Syntax` reads its op
 literals (the copy rule's ``OPEN N SEP N CLOSE``, the gen terminal's ``GEN_OPEN GEN_TEXT?

@@ -136,23 +136,27 @@ def leaves_open(text: str, head: str) -> bool:
     return last is not None and _indent(last) > _indent(head.rstrip("\r\n"))
 
 
+_LABELS = ("case", "default", "public", "private", "protected")
+
+
 def closes_with_brackets(lines: Sequence[str]) -> bool:
     """Whether the document's bodies close with a bracket line (C, JavaScript, Java, Go...)
     rather than by indentation alone (Python, YAML, prose): a line that opens a body with ``{``
     is closed by a ``}`` line at its indentation, and no fewer lines open a body with ``{`` than
-    with ``:`` (a Python file with a dict literal stays Python). Cost: one pass over the lines."""
+    with ``:`` (a ``:`` line followed by a deeper one, not a ``case``/``default`` or access
+    label; so a Python file with a dict literal stays Python, and a C file with a ``switch``
+    stays braced). Cost: one pass over the lines."""
+    written = [(line.strip(), _indent(line)) for line in lines if line.strip()]
     opened: set[int] = set()
     closed = False
     braces = colons = 0
-    for line in lines:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        closed = closed or (stripped[0] == "}" and _indent(line) in opened)
-        if stripped.endswith("{"):
-            opened.add(_indent(line))
+    for k, (text, indent) in enumerate(written):
+        closed = closed or (text[0] == "}" and indent in opened)
+        if text.endswith("{"):
+            opened.add(indent)
             braces += 1
-        elif stripped.endswith(":"):
+        elif (text.endswith(":") and k + 1 < len(written) and written[k + 1][1] > indent
+              and text.split(maxsplit=1)[0].rstrip(":") not in _LABELS):
             colons += 1
     return closed and braces >= colons
 

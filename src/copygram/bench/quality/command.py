@@ -250,24 +250,27 @@ def run(args: argparse.Namespace) -> int:
     print(f"{session.backend.name}: batch-invariant kernels {'on' if invariant else 'off'}",
           file=sys.stderr)
     rewriting = session.derive(mode="rewrite")
-    # What the first edit of a model builds once (the constraint's vocabulary view): untimed,
-    # as the model's load is, not charged to the first row.
-    session.prepare()
     runners: dict[str, Approach] = {}
     # Every approach on the shared backend starts a row with its own fixed prompt prefix cached
     # and no other; the lookup peer, on a model of its own, keeps no more of its cache.
     primers: dict[str, Callable[[EditRow], None]] = {}
     variants = [Path(file) for file in args.program_config]
+    routes = [session]
     for file in variants:  # every file checked before the run starts
         name = f"{PROGRAM}:{file.stem}"
         if name in runners:
             raise ConfigError(f"--program-config: two files named {file.stem!r}; rename one")
-        route = EditSession.from_config(file, backend=session.backend)
-        route.prepare()  # once per model, untimed as the model's load is
-        runners[name] = program_approach(route)
-        primers[name] = PrefixPrimer(session.backend, route.prompt)
+        routes.append(EditSession.from_config(file, backend=session.backend))
+        runners[name] = program_approach(routes[-1])
+        primers[name] = PrefixPrimer(session.backend, routes[-1].prompt)
+    # What the first edit of a model builds once (the constraint's vocabulary view, a tag
+    # syntax's guard sets): untimed, as the model's load is, not charged to the first row.
+    for route in routes:
+        route.prepare()
     record["routes"] = {f"{PROGRAM}:{file.stem}": file.read_text(encoding="utf-8")
                         for file in variants}
+    # What approach "program" wrote: program mode's default has changed (issue 18).
+    record["program"] = {"syntax": session.syntax, "search_scope": session.search_scope}
     for name in approaches:
         if name == LOOKUP:
             peer = _lookup_peer(session.backend, config)
