@@ -417,9 +417,10 @@ def real_model() -> None:
 
 
 ADD_PY = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
-# An edit the default model (SmolLM2-135M) finishes: on ADD_PY it now loops in a gen.
-IS_EVEN_PY = ('def is_even(n):\n    """True when n is even."""\n    return n % 2 == 1\n\n\n'
-              "print(is_even(4))\n")
+# An edit the default model (SmolLM2-135M) finishes in program mode's default, head blocks: with
+# a call after the function it writes the function fixed, then the call, then loops on calls of
+# its own (the repeat guard stops it); the copy tags looped in a gen on ADD_PY.
+IS_EVEN_PY = 'def is_even(n):\n    """True when n is even."""\n    return n % 2 == 1\n'
 
 
 @pytest.mark.llamacpp
