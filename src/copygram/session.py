@@ -266,9 +266,9 @@ class EditSession:
         not the slow one: the vocabulary's bytes and, in program mode, the constraint engine's
         view of the vocabulary (~1.4 s for Qwen2.5's 151k tokens on a 2-core CPU). Optional;
         ``copygram serve`` calls it before it takes requests."""
-        plan = self.plan()
+        self.token_bytes()
         if self.mode == "program":
-            prepare(plan)
+            prepare(self.plan())
 
     def plan(self) -> EditPlan:
         """What the decode loop needs from this session (read afresh for every edit)."""

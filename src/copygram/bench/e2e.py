@@ -125,8 +125,8 @@ def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSe
     from copygram.decode.prompt import DefaultPromptBuilder
     from copygram.session import EditSession
 
-    # The oracle writes copy tags, and replay teacher-forces them: the tag syntax, not program
-    # mode's default (head blocks, which name no lines).
+    # The oracle writes copy tags, and replay teacher-forces them: every session writes the tag
+    # syntax (unless a variant names another), not program mode's default, head blocks.
     sessions = {COPYGRAM: EditSession(backend, syntax=DEFAULT_SYNTAX)}
     for variant in variants:
         if variant not in VARIANTS:
