@@ -71,6 +71,7 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("verify_copies", "yes", "true or false"),
     ("merge_retyped", "yes", "true or false"),
     ("search_plan", 1, "true or false"),
+    ("retry_unchanged", "on", "true or false"),
     ("line_view", "spaces", "'pipe', 'tab'"),
     ("search_scope", "file", "'lines', 'unit', 'head'"),
     ("tie_tolerance", -0.1, "finite number >= 0"),
@@ -300,6 +301,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "verify_copies": st.booleans(),
     "merge_retyped": st.booleans(),
     "search_plan": st.booleans(),
+    "retry_unchanged": st.booleans(),
     "line_view": st.sampled_from(["pipe", "tab"]),
     "search_scope": st.sampled_from(["lines", "unit", "head"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
@@ -325,7 +327,8 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
     syntax = config.get("syntax", "lines" if config.get("engine") == "outlines"
                         else "search_replace")
     if syntax != "search_replace":
-        for key in ("merge_retyped", "search_plan", "search_scope"):  # refused: blocks' options
+        for key in ("merge_retyped", "search_plan", "search_scope",
+                    "retry_unchanged"):  # refused: blocks' options
             config.pop(key, None)
     else:
         # Refused with blocks (tests/decode/test_search_replace.py): copy-tag options, outlines.

@@ -57,6 +57,7 @@ __all__ = [
     "check_tie_tolerance",
     "parse_backend_config",
     "parse_config",
+    "program_retry_unchanged",
     "program_search_scope",
     "program_syntax",
     "read_config",
@@ -190,18 +191,29 @@ def program_search_scope(search_scope: object, syntax: str) -> str:
     return check_choice("search_scope", search_scope, SEARCH_SCOPES)
 
 
+def program_retry_unchanged(retry_unchanged: object, syntax: str) -> bool:
+    """``retry_unchanged`` checked, or, when it is ``None``, the syntax's own: on for
+    search/replace blocks (program mode's default; docs/quality.md), off for copy tags (which
+    have no blocks)."""
+    if retry_unchanged is None:
+        return syntax == SEARCH_REPLACE
+    return check_flag("retry_unchanged", retry_unchanged)
+
+
 def check_syntax_options(syntax: str, *, engine: str, copy_to_end: bool,
                          verify_copies: bool, merge_retyped: bool = False,
+                         retry_unchanged: bool = False,
                          search_plan: bool = False, search_scope: str = "lines",
                          ordered_copies: bool = True, line_view: str = "pipe") -> None:
     """Raise :class:`ConfigError` for options that the syntax cannot honour, rather than run a
     route that silently ignores them: search/replace programs need the llguidance engine, have
     no copy tags to extend, verify or put out of order, and no numbered document in their
-    prompt; only they have search scopes, plans and replacements whose retyped neighbours could
-    be merged."""
+    prompt; only they have search scopes, plans, replacements whose retyped neighbours could be
+    merged and blocks to write again where they change nothing."""
     if syntax != SEARCH_REPLACE:
         for key, value in (("merge_retyped", merge_retyped), ("search_plan", search_plan),
-                           ("search_scope", search_scope != "lines")):
+                           ("search_scope", search_scope != "lines"),
+                           ("retry_unchanged", retry_unchanged)):
             if value:
                 with_engine = ' with engine = "llguidance"' if engine != "llguidance" else ""
                 raise ConfigError(f'{key} acts on search/replace blocks, and this session writes '
@@ -247,6 +259,9 @@ class SessionConfig:
     verify_copies: bool = False
     merge_retyped: bool = False  # syntax "search_replace": see language.search_replace
     search_plan: bool = False  # syntax "search_replace": a "Plan:" line before the blocks
+    # syntax "search_replace": a block that changes nothing is written again from the model's
+    # most likely change (None: on for blocks; decode.unchanged)
+    retry_unchanged: bool | None = None
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
     mode: str = "program"
 
@@ -275,6 +290,7 @@ class SessionConfig:
             "verify_copies": check_flag("verify_copies", self.verify_copies),
             "merge_retyped": check_flag("merge_retyped", self.merge_retyped),
             "search_plan": check_flag("search_plan", self.search_plan),
+            "retry_unchanged": program_retry_unchanged(self.retry_unchanged, syntax),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "mode": check_mode(self.mode),
         }
@@ -285,6 +301,7 @@ class SessionConfig:
                              copy_to_end=bool(checked["copy_to_end"]),
                              verify_copies=bool(checked["verify_copies"]),
                              merge_retyped=bool(checked["merge_retyped"]),
+                             retry_unchanged=bool(checked["retry_unchanged"]),
                              search_plan=bool(checked["search_plan"]),
                              search_scope=str(checked["search_scope"]),
                              ordered_copies=bool(checked["ordered_copies"]),

@@ -148,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
         copies = (f"{stats.spliced_tokens} copied tokens in {stats.copy_ops} splices"
                   if session.syntax != SEARCH_REPLACE else "the lines outside the blocks copied "
                   "without a forward")
+        if stats.unchanged_retries:
+            copies += (f", {stats.unchanged_retries} block(s) that changed nothing written "
+                       "again from the model's runner-up")
         print(
             f"copygram: {stats.decoded_tokens} decoded + {stats.forced_tokens} forced + "
             f"{stats.drafted_tokens} drafted program tokens, {copies}, "

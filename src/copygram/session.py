@@ -22,6 +22,7 @@ from copygram.config import (
     check_syntax_options,
     check_tie_tolerance,
     parse_config,
+    program_retry_unchanged,
     program_search_scope,
     program_syntax,
     read_config,
@@ -70,6 +71,7 @@ class EditSession:
         merge_retyped: bool = False,
         search_plan: bool = False,
         search_scope: str | None = None,
+        retry_unchanged: bool | None = None,
         tie_tolerance: float | None = None,
         mode: str = "program",
     ) -> None:
@@ -79,6 +81,9 @@ class EditSession:
         # function's first line; docs/quality.md), or copy tags on the outlines engine.
         syntax = program_syntax(syntax, engine)
         search_scope = program_search_scope(search_scope, syntax)
+        # None: on for blocks (a block that changes nothing is written again from the model's
+        # most likely change; decode.unchanged), off for copy tags.
+        retry_unchanged = program_retry_unchanged(retry_unchanged, syntax)
         self.mode = check_mode(mode)  # "rewrite": the model rewrites, the document drafts
         if max_new_tokens is not None:  # None: a budget derived from each document
             check_int("max_new_tokens", max_new_tokens, minimum=1)
@@ -109,8 +114,10 @@ class EditSession:
         # How much a block's search part takes in; "head": one line, and the block replaces the
         # function or paragraph it opens.
         self.search_scope = search_scope
+        self.retry_unchanged = retry_unchanged
         check_syntax_options(syntax, engine=engine, copy_to_end=copy_to_end,
                              verify_copies=verify_copies, merge_retyped=merge_retyped,
+                             retry_unchanged=retry_unchanged,
                              search_plan=search_plan, search_scope=search_scope,
                              ordered_copies=ordered_copies)
         # Greedy choices read from batched rows within this margin are re-decided with a
@@ -155,7 +162,7 @@ class EditSession:
                    splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
                    copy_to_end=c.copy_to_end, verify_copies=c.verify_copies,
                    merge_retyped=c.merge_retyped, search_plan=c.search_plan,
-                   search_scope=c.search_scope,
+                   search_scope=c.search_scope, retry_unchanged=c.retry_unchanged,
                    tie_tolerance=c.tie_tolerance, mode=c.mode)
 
     # -- public API -----------------------------------------------------------------------------
@@ -257,7 +264,7 @@ class EditSession:
             ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
             verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
             search_plan=self.search_plan, search_scope=self.search_scope,
-            tie_tolerance=self.tie_tolerance, mode=mode)
+            retry_unchanged=self.retry_unchanged, tie_tolerance=self.tie_tolerance, mode=mode)
         other._token_bytes = self._token_bytes
         return other
 
@@ -279,6 +286,7 @@ class EditSession:
                         ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
                         verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
                         search_plan=self.search_plan, search_scope=self.search_scope,
+                        retry_unchanged=self.retry_unchanged,
                         tie_tolerance=self.tie_tolerance)
 
     def token_bytes(self) -> list[bytes]:

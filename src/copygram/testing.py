@@ -9,6 +9,7 @@ logits go flat, so a loop that splices the wrong tokens fails visibly. With ``re
 program it answers any prompt with that text, byte by byte, then EOS (for plain decoding, such as
 a rewrite baseline). With neither it predicts EOS after the prompt and is lost after any other
 token: a recorder for code that feeds known tokens (the teacher-forced baselines).
+:class:`TwoMindsBackend` replies one text but holds a second as its runner-up.
 :class:`SplitPromptBackend` takes a prompt that arrives in several forwards (a plain greedy
 decode splices all but the prompt's last token, then decodes that one alone). Every forward is
 recorded in :attr:`ScriptedBackend.calls`; bad calls raise the
@@ -33,7 +34,7 @@ from copygram.language.syntaxes import get_syntax
 if TYPE_CHECKING:
     import llguidance
 
-__all__ = ["EOS", "Call", "ScriptedBackend", "SplitPromptBackend"]
+__all__ = ["EOS", "Call", "ScriptedBackend", "SplitPromptBackend", "TwoMindsBackend"]
 
 EOS = 256
 """The fake vocabulary's one special token: ids 0..255 are the bytes."""
@@ -196,6 +197,29 @@ class SplitPromptBackend(ScriptedBackend):
         # A worked example's turn carries the header too: only the prompt's end is its last.
         if in_prompt and self._cache[len(self._cache) - len(header):] != header:
             self._in_prompt = True  # the next forward still belongs to the prompt
+
+
+@dataclass
+class TwoMindsBackend(ScriptedBackend):
+    """A :class:`ScriptedBackend` that replies ``reply`` (its first mind), but where ``second``
+    parts from it gives the byte of ``second`` the runner-up logit ``doubt`` (against 10), and
+    once on ``second`` follows it: a model that would rather write one text and thinks of
+    another (for ``retry_unchanged``, :mod:`copygram.decode.unchanged`)."""
+
+    second: str = ""
+    doubt: float = 9.0
+
+    def _next_logits(self) -> npt.NDArray[np.float32]:
+        written = bytes(t for t in self._cache[self._prompt_len:] if t < EOS)
+        logits = np.zeros(self.vocab_size, dtype=np.float32)
+        first, second = (self.reply or "").encode("utf-8"), self.second.encode("utf-8")
+        on_first = first.startswith(written)
+        for text, value in ((second, self.doubt if on_first else 10.0), (first, 10.0)):
+            if text.startswith(written):
+                following = text[len(written) : len(written) + 1]
+                token = following[0] if following else EOS
+                logits[token] = max(float(logits[token]), value)
+        return logits
 
 
 class _ByteTokenizer:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
-from copygram.testing import ScriptedBackend
+from copygram.testing import ScriptedBackend, TwoMindsBackend
 from tests.serve.conftest import DOCUMENT, EDITED, MODEL, PROGRAM, FlakyBackend, MakeClient
 
 if TYPE_CHECKING:
@@ -163,6 +163,33 @@ def test_an_edit_in_program_modes_default_head_blocks(make_client: MakeClient) -
     body = client.post("/v1/edits", json=EDIT).json()
     assert body["text"] == EDITED and body["program"] == blocks
     assert body["stats"]["copy_ops"] == 0  # what lies outside the blocks is never spliced
+
+
+def test_a_streamed_block_that_changed_nothing_is_taken_back_and_written_again(
+        make_client: MakeClient) -> None:
+    # The model would write f again unchanged; its runner-up at the "1" is "2" (the fix).
+    head = "def f(x):\n"
+    no_op = f"{BLOCK_OPEN}{head}{DIVIDER}{head}    return x + 1\n{BLOCK_CLOSE}"
+    fix = f"{BLOCK_OPEN}{head}{DIVIDER}{head}    return x + 2\n{BLOCK_CLOSE}"
+    backend = TwoMindsBackend(DOCUMENT, reply=no_op, second=fix)
+    response = make_client(backend, syntax=None).post("/v1/edits", json={**EDIT, "stream": True})
+    events = [e for e in sse_events(response.text) if isinstance(e, dict)]
+    done = events[-1]
+    assert done["type"] == "done" and done["text"] == EDITED and done["program"] == fix
+    assert done["stats"]["unchanged_retries"] == 1
+    kinds = [e["type"] for e in events]
+    retract = events[kinds.index("retract")]
+    assert retract["start"] == len(fix[: fix.index("2\n")].encode())
+    # Each token event lies where it stands in the program its stream had then: the model's
+    # first program up to the retract, the final one after it (from the byte taken back on).
+    at = kinds.index("retract")
+    before, after = events[:at], events[at + 1:]
+    for stream, program in ((before, no_op), (after, fix)):
+        for token in (e for e in stream if e["type"] == "token"):
+            start, end = int(token["start"]), int(token["end"])
+            assert program.encode()[start:end].decode() == token["text"]
+    first_after = next(e for e in after if e["type"] == "token")
+    assert first_after["start"] == retract["start"] and first_after["text"] == "2"
 
 
 def sse_events(text: str) -> list[Any]:

@@ -43,8 +43,10 @@ class CopyEvent:
 @dataclass(frozen=True)
 class RetractEvent:
     """The program text from byte ``start`` on was withdrawn: a verified copy
-    (``verify_copies``) was cut short, so its tag was rewritten. The events after this one
-    continue from ``start``; the copy's :class:`CopyEvent` names the lines it kept."""
+    (``verify_copies``) was cut short, so its tag was rewritten (the copy's :class:`CopyEvent`
+    names the lines it kept), or a search/replace block that changed nothing is written again
+    from a token the model chose less surely (``retry_unchanged``). The events after this one
+    continue from ``start``."""
 
     start: int
 
@@ -85,7 +87,7 @@ class DoneEvent:
 
 Event = GenTokenEvent | CopyEvent | RetractEvent | TokenEvent | SpanEvent | DoneEvent
 """What an edit streams: program mode yields :class:`GenTokenEvent`, :class:`CopyEvent` and
-(with ``verify_copies``) :class:`RetractEvent`,
+(with ``verify_copies`` or ``retry_unchanged``) :class:`RetractEvent`,
 rewrite mode :class:`~copygram.decode.completion.TokenEvent` and
 :class:`~copygram.decode.completion.SpanEvent`; both end with a :class:`DoneEvent`."""
 

@@ -44,9 +44,10 @@ from copygram.decode.events import (
 )
 from copygram.decode.forwards import Forwards
 from copygram.decode.guards import Budget, RepeatGuard, token_budget
-from copygram.decode.policies import Policy
+from copygram.decode.policies import Policy, SamplingPolicy
 from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import PromptBuilder
+from copygram.decode.unchanged import Retry, UnchangedBlocks
 from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.resolve import resolve
 from copygram.language.search_replace import SEARCH_REPLACE
@@ -92,6 +93,7 @@ class EditPlan:
     merge_retyped: bool = False  # search/replace: a replacement's retyped neighbours join its run
     search_plan: bool = False  # search/replace: the program opens with a "Plan:" line
     search_scope: str = "lines"  # search/replace: "head" blocks name a unit by its first line
+    retry_unchanged: bool = False  # search/replace: a block that changes nothing is written again
     tie_tolerance: float | None = None  # None: the backend's BatchProfile.step_tolerance
 
     @property
@@ -118,6 +120,8 @@ class Meter(Forwards):
         self._token_bytes = token_bytes
         self._copy_cache: dict[tuple[int, int], list[int]] = {}
         self._repeats = RepeatGuard()
+        # retry_unchanged: the choices inside replacements, and the blocks that change nothing.
+        self.unchanged: UnchangedBlocks | None = None
 
     def _allowed(self) -> npt.NDArray[np.bool_]:
         tick = time.perf_counter()
@@ -126,13 +130,26 @@ class Meter(Forwards):
         return allowed
 
     def choose(self, logits: Logits) -> int:
-        return self.policy.choose(logits, self._allowed())
+        allowed = self._allowed()
+        token = self.policy.choose(logits, allowed)
+        self._note(token, logits, allowed)
+        return token
 
     def choose_batched(self, logits: Logits,
                        restep: Callable[[], Logits]) -> tuple[int, Logits]:
         """Choose from a row of a multi-token forward, re-deciding a near-tie over the allowed
         tokens with ``restep()`` (:meth:`~copygram.decode.forwards.Forwards.decide`)."""
-        return self.decide(logits, self._allowed(), restep)
+        allowed = self._allowed()
+        token, logits = self.decide(logits, allowed, restep)
+        self._note(token, logits, allowed)
+        return token, logits
+
+    def _note(self, token: int, logits: Logits, allowed: npt.NDArray[np.bool_]) -> None:
+        if self.unchanged is not None:
+            tick = time.perf_counter()
+            self.unchanged.note(self.constraint.program_bytes, len(self.program_ids), token,
+                                logits, allowed)
+            self.stats.constraint_s += time.perf_counter() - tick
 
     def consume(self, token: int) -> LineRange | None:
         tick = time.perf_counter()
@@ -158,6 +175,8 @@ class Meter(Forwards):
         n_bytes = sum(len(self._token_bytes[t]) for t in taken)
         self.written -= n_bytes
         self._repeats.retract(n_bytes)
+        if self.unchanged is not None:
+            self.unchanged.forget(len(self.program_ids))
 
     @property
     def token_bytes_of(self) -> Sequence[bytes]:
@@ -371,6 +390,22 @@ def _retag(meter: Meter, reader: OpReader, closed: LineRange,
         return None
 
 
+def take_back(meter: Meter, context: list[int], retry: Retry,
+              drafter: DraftSource | None) -> RetractEvent:
+    """Take the program back to its token ``retry.index`` (``retry_unchanged``: a block that
+    changed nothing is written again from there, :mod:`copygram.decode.unchanged`): out of the
+    constraint, the KV cache, ``context`` and the drafter. Search/replace programs only, whose
+    context is their program tokens. Costs no forward."""
+    n_back = len(meter.program_ids) - retry.index
+    meter.retract(n_back)
+    meter.backend.truncate(meter.backend.n_tokens - n_back)
+    del context[len(context) - n_back:]
+    if isinstance(drafter, BlockDrafter):
+        drafter.rewind(len(context))
+    meter.stats.unchanged_retries += 1
+    return RetractEvent(meter.written)
+
+
 def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
     """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
     message and worked example are the same for every edit). Returns the logits after it and
@@ -487,6 +522,9 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,
                   plan.tie_tolerance)
     meter.verify_copies = plan.verify_copies
+    if plan.retry_unchanged and plan.syntax == SEARCH_REPLACE and isinstance(policy, SamplingPolicy):
+        meter.unchanged = UnchangedBlocks(document.lines, plan.token_bytes,
+                                          backend.eos_token_ids, heads=plan.heads)
     stats = meter.stats
     stats.constraint_s += time.perf_counter() - started
     stats.prompt_tokens = len(prompt)
@@ -503,6 +541,10 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     context: list[int] = []  # every token after the prompt: program tokens and copies
     pending: int | None = None  # a token already chosen from a verification forward
     while True:
+        if meter.unchanged is not None and (
+                retry := meter.unchanged.retry(constraint.program_bytes)) is not None:
+            yield take_back(meter, context, retry, drafter)
+            pending = retry.token
         if pending is None and meter.last_batched:
             token, logits = meter.choose_batched(logits, meter.restep_last)
         elif pending is None:
@@ -511,7 +553,9 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
             token, pending = pending, None
         if token in eos_ids or constraint_accepts_end(constraint, token):
             break
-        if stats.program_tokens >= budget.tokens:
+        # The program as it stands: tokens taken back (a cut copy, a block written again) and
+        # written anew count once.
+        if len(meter.program_ids) >= budget.tokens:
             raise budget_error(meter, budget, document)
         stats.decoded_tokens += 1
         yield meter.token_event(token)
@@ -558,4 +602,4 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
 
 __all__ = ["DraftSource", "EditPlan", "Meter", "Verdict", "check_fits", "constraint_accepts_end",
            "document_constraint", "prefill", "prepare", "prompt_ids", "run", "splice_copy",
-           "stream_edit", "verify_draft"]
+           "stream_edit", "take_back", "verify_draft"]

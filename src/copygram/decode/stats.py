@@ -33,6 +33,9 @@ class RunStats:
     # Copies that verify_copies cut short: the model, reading a copied line, would not have
     # written it (each cut costs one more forward of the lines kept).
     cut_copies: int = 0
+    # Search/replace blocks that changed nothing, taken back and written again from the model's
+    # most likely change (retry_unchanged).
+    unchanged_retries: int = 0
     gen_ops: int = 0
     copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice
     forward_tokens: list[int] = field(default_factory=list)  # tokens appended by each forward

@@ -225,6 +225,13 @@ def _resolved_replacement(block: Block, lines: Sequence[str]) -> str:
     return text
 
 
+def leaves_unchanged(block: Block, lines: Sequence[str]) -> bool:
+    """Whether ``block``, resolved against the document ``lines``, gives back the lines it
+    replaces (a no-op)."""
+    run = lines[block.search.start - 1 : block.search.end]
+    return _resolved_replacement(block, lines) == "".join(run)
+
+
 def blocks_program(blocks: Sequence[Block], lines: Sequence[str]) -> Program:
     """The :class:`Program` of ``blocks``: a copy of the lines between blocks (and after the
     last), a gen of each replacement (line endings as the module doc says)."""
@@ -325,5 +332,5 @@ def render_heads(blocks: Sequence[Block], lines: Sequence[str] | str) -> str:
 
 __all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "MAX_PLAN_CHARS", "PLAN_PREFIX",
            "SEARCH_REPLACE", "Block",
-           "blocks_program", "find_run", "head_run", "merge_retyped", "parse", "parse_blocks", "render",
+           "blocks_program", "find_run", "head_run", "leaves_unchanged", "merge_retyped", "parse", "parse_blocks", "render",
            "render_heads", "search_line", "searchable"]

@@ -132,7 +132,8 @@ class Utf8Text:
 
 STAT_KEYS = ("prompt_tokens", "output_tokens", "decoded_tokens", "forced_tokens",
              "spliced_tokens", "drafted_tokens", "rejected_tokens", "forwards", "tie_steps",
-             "copy_ops", "gen_ops", "prefill_s", "decode_s", "splice_s", "constraint_s", "wall_s")
+             "copy_ops", "gen_ops", "unchanged_retries", "prefill_s", "decode_s", "splice_s",
+             "constraint_s", "wall_s")
 
 
 def stats_dict(stats: RunStats) -> JSONObject:
@@ -186,7 +187,8 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
                 yield Progress({"type": "copy", "start": event.lines.start,
                                 "end": event.lines.end, "n_tokens": event.n_tokens})
             elif isinstance(event, RetractEvent):
-                # verify_copies cut a copy: its tag's end is rewritten from this byte on.
+                # A cut copy's tag (verify_copies) or a block that changed nothing
+                # (retry_unchanged) is written again from this byte on.
                 text.flush()
                 yield Progress({"type": "retract", "start": event.start})
                 end = event.start

@@ -218,13 +218,15 @@ def program_approach(session: EditSession) -> Approach:
             if isinstance(run_stats, RunStats):  # what the failed run cost counts too
                 stats.update(decoded_tokens=run_stats.decoded_tokens,
                              prompt_tokens=run_stats.prompt_tokens, forwards=run_stats.forwards,
-                             cut_copies=run_stats.cut_copies)
+                             cut_copies=run_stats.cut_copies,
+                             unchanged_retries=run_stats.unchanged_retries)
             return None, stats, f"{type(exc).__name__}: {exc}"
         return result.text, {"decoded_tokens": result.stats.decoded_tokens,
                              "program": result.program_text,
                              "prompt_tokens": result.stats.prompt_tokens,
                              "forwards": result.stats.forwards,
                              "cut_copies": result.stats.cut_copies,
+                             "unchanged_retries": result.stats.unchanged_retries,
                              "gen_s": result.stats.wall_s}, None
 
     return run

@@ -270,7 +270,8 @@ def run(args: argparse.Namespace) -> int:
     record["routes"] = {f"{PROGRAM}:{file.stem}": file.read_text(encoding="utf-8")
                         for file in variants}
     # What approach "program" wrote: program mode's default has changed (issue 18).
-    record["program"] = {"syntax": session.syntax, "search_scope": session.search_scope}
+    record["program"] = {"syntax": session.syntax, "search_scope": session.search_scope,
+                         "retry_unchanged": session.retry_unchanged}
     for name in approaches:
         if name == LOOKUP:
             peer = _lookup_peer(session.backend, config)

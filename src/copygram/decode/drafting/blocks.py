@@ -162,6 +162,14 @@ class BlockDrafter:
             return search
         return "".join(self._keys[start - 1 : unit_end(self._lines, start)]).encode()
 
+    def rewind(self, n_tokens: int) -> None:
+        """The context was taken back to its first ``n_tokens`` tokens (and may grow again as
+        long before the next :meth:`propose`): read it from there, the open block's drafter
+        built anew."""
+        del self._ends[n_tokens:]
+        del self._data[self._ends[-1] if self._ends else 0:]
+        self._block = self._cursor = None
+
     def with_content(self, draft: Draft, content_tokens: int) -> bool:
         return False  # no copy tags: nothing to splice after a draft
 

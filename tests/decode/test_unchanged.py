@@ -1,0 +1,154 @@
+"""Blocks that change nothing, written again from the model's most likely change
+(``retry_unchanged``, :mod:`copygram.decode.unchanged`): the choice it takes back, and the loop
+through the session with a scripted model of two minds and the real llguidance constraint."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram import ConfigError, DoneEvent, GenTokenEvent
+from copygram.config import parse_config
+from copygram.decode.drafting import DraftConfig
+from copygram.decode.events import RetractEvent
+from copygram.decode.unchanged import BlockSpan, UnchangedBlocks, scan_blocks
+from copygram.language.lines import split_lines
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+from copygram.session import EditSession
+from copygram.testing import EOS, ScriptedBackend, TwoMindsBackend
+
+DOCUMENT = "import math\n\n\ndef area(r):\n    return math.pi * r\n\n\nprint(area(2))\n"
+HEAD = "def area(r):\n"
+UNIT = "def area(r):\n    return math.pi * r\n"
+FIXED = "def area(r):\n    return math.pi * r * r\n"
+NO_OP = BLOCK_OPEN + HEAD + DIVIDER + UNIT + BLOCK_CLOSE
+FIX = BLOCK_OPEN + HEAD + DIVIDER + FIXED + BLOCK_CLOSE
+TOKENS = [bytes([i]) for i in range(EOS)] + [b""]
+
+
+def test_scan_blocks_finds_closed_blocks_and_an_open_replacement() -> None:
+    program = (NO_OP + BLOCK_OPEN + HEAD + DIVIDER + "def").encode()
+    spans, open_replacement = scan_blocks(program)
+    start = len((BLOCK_OPEN + HEAD + DIVIDER).encode())
+    close = start + len(UNIT)
+    assert spans == [BlockSpan(start, close, close + len(BLOCK_CLOSE))]
+    assert open_replacement
+    assert scan_blocks(NO_OP.encode()) == (spans, False)
+    assert scan_blocks((BLOCK_OPEN + "def").encode()) == ([], False)  # a search part is open
+    # A replacement line that reads like a marker other than the closing one is text.
+    odd = (BLOCK_OPEN + HEAD + DIVIDER + BLOCK_OPEN + DIVIDER).encode()
+    assert scan_blocks(odd) == ([], True)
+
+
+def _logits(best: int, others: dict[int, float]) -> npt.NDArray[np.float32]:
+    logits = np.zeros(EOS + 1, dtype=np.float32)
+    for token, value in others.items():
+        logits[token] = value
+    logits[best] = 10.0
+    return logits
+
+
+def _write(guard: UnchangedBlocks, text: str, runner_up: dict[int, tuple[int, float]]) -> bytes:
+    """Feed ``text`` byte by byte as the model's choices; ``runner_up``: at byte offset k of the
+    text, the second-best token and its logit (else every other token at 0)."""
+    data = text.encode()
+    allowed = np.ones(EOS + 1, dtype=np.bool_)
+    for k, byte in enumerate(data):
+        others = dict([runner_up[k]]) if k in runner_up else {}
+        guard.note(data[:k], k, byte, _logits(byte, others), allowed)
+    return data
+
+
+def test_the_retry_takes_the_closest_choice_that_changes_the_block() -> None:
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True)
+    at_return = NO_OP.index("return")
+    at_r = NO_OP.index("r\n>>>")
+    runner_up = {
+        at_return: (ord("y"), 7.0),  # "yeturn": a change, margin 3
+        at_r + 1: (ord(" "), 8.0),  # " * r" goes on: a change, margin 2, the closest
+        NO_OP.index("pi"): (ord("p"), 9.5),  # "p": the same byte is no change
+    }
+    data = _write(guard, NO_OP, runner_up)
+    retry = guard.retry(data)
+    assert retry is not None
+    assert (retry.index, retry.token, retry.margin) == (at_r + 1, ord(" "), 2.0)
+    assert guard.retry(data) is None  # nothing closed since
+    guard.forget(retry.index)
+    # The block written again is kept, unchanged or not: once per block.
+    _write(guard, NO_OP[: retry.index], {})
+    assert guard.retry(data) is None
+
+
+def test_a_token_that_spells_what_came_next_is_no_change() -> None:
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True)
+    # Every runner-up byte is the one the block went on with, or lies in the closing marker.
+    close = NO_OP.index(BLOCK_CLOSE)
+    runner_up = {close + 2: (ord("x"), 9.9)}
+    data = _write(guard, NO_OP, runner_up)
+    retry = guard.retry(data)
+    assert retry is not None and retry.margin == 10.0  # only the margin-10 others are left
+    assert retry.index != close + 2
+
+
+def test_a_block_that_changes_its_lines_is_kept() -> None:
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True)
+    data = _write(guard, FIX, {FIX.index("return"): (ord("y"), 9.9)})
+    assert guard.retry(data) is None
+    assert guard.retries == 0
+
+
+def _session(backend: ScriptedBackend, **options: object) -> EditSession:
+    return EditSession(backend, **options)  # type: ignore[arg-type]
+
+
+def test_an_unchanged_block_is_written_again_from_the_models_runner_up() -> None:
+    backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX)
+    events = list(_session(backend).stream(DOCUMENT, "Fix area."))
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert done.result.program_text == FIX
+    assert done.result.text == DOCUMENT.replace("pi * r\n", "pi * r * r\n")
+    assert done.result.stats.unchanged_retries == 1
+    # The stream took the program back to where it parted, and went on from there.
+    retracts = [e for e in events if isinstance(e, RetractEvent)]
+    parted = len(NO_OP[: NO_OP.index("r\n>>>") + 1].encode())
+    assert [e.start for e in retracts] == [parted]
+    after = events[events.index(retracts[0]) + 1:]
+    tokens = [e for e in after if isinstance(e, GenTokenEvent)]
+    assert tokens[0].start == parted and tokens[0].text == " "
+    # The KV cache holds the program written, nothing of the block taken back.
+    assert bytes(t for t in backend.cached_ids[backend._prompt_len:] if t < EOS) == FIX.encode()
+
+
+def test_retry_unchanged_false_keeps_the_models_program() -> None:
+    backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX)
+    result = _session(backend, retry_unchanged=False).edit(DOCUMENT, "Fix area.")
+    assert result.program_text == NO_OP
+    assert result.text == DOCUMENT
+    assert result.stats.unchanged_retries == 0
+
+
+@given(st.floats(min_value=0.5, max_value=9.5), st.booleans())
+def test_the_retry_is_the_same_however_the_block_is_drafted(doubt: float,
+                                                             drafts: bool) -> None:
+    # Drafted (verified in batched forwards) or decoded a token a forward, the choice the retry
+    # takes back and the program it ends with are the same.
+    backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX, doubt=doubt)
+    draft = None if drafts else DraftConfig(max_tokens=0)
+    result = EditSession(backend, draft=draft).edit(DOCUMENT, "Fix area.")
+    assert result.program_text == FIX
+    assert result.stats.unchanged_retries == 1
+
+
+def test_retry_unchanged_is_for_blocks() -> None:
+    assert parse_config({}).session.retry_unchanged is True
+    assert parse_config({"syntax": "lines"}).session.retry_unchanged is False
+    with pytest.raises(ConfigError, match='retry_unchanged acts on search/replace blocks'):
+        parse_config({"syntax": "lines", "retry_unchanged": True})
+    with pytest.raises(ConfigError, match="retry_unchanged"):
+        EditSession(ScriptedBackend(DOCUMENT), syntax="lines", retry_unchanged=True)
+    with pytest.raises(ConfigError, match="true or false"):
+        parse_config({"retry_unchanged": "yes"})
