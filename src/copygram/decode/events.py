@@ -45,7 +45,7 @@ class RetractEvent:
     """The program text from byte ``start`` on was withdrawn: a verified copy
     (``verify_copies``) was cut short, so its tag was rewritten (the copy's :class:`CopyEvent`
     names the lines it kept), or a search/replace block that changed nothing is written again
-    from a token the model chose less surely (``retry_unchanged``). The events after this one
+    from the model's runner-up token at one choice (``retry_unchanged``). The events after this one
     continue from ``start``."""
 
     start: int

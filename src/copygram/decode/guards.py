@@ -44,14 +44,6 @@ class RepeatGuard:
         self._last = b""
         self._count = 0
 
-    def retract(self, n_bytes: int) -> None:
-        """Forget the last ``n_bytes`` fed, where they lie in the current line (a rewritten
-        copy tag does); past a line end, the current line is dropped whole."""
-        if n_bytes <= len(self._line):
-            del self._line[len(self._line) - n_bytes:]
-        else:
-            self._line.clear()
-
     def feed(self, data: bytes) -> bytes | None:
         """Take the next bytes of program text; the repeated line once it hits the limit."""
         for byte in data:

@@ -44,7 +44,7 @@ from copygram.decode.events import (
 )
 from copygram.decode.forwards import Forwards
 from copygram.decode.guards import Budget, RepeatGuard, token_budget
-from copygram.decode.policies import Policy, SamplingPolicy
+from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import PromptBuilder
 from copygram.decode.unchanged import Retry, UnchangedBlocks
@@ -167,14 +167,15 @@ class Meter(Forwards):
         return closed
 
     def retract(self, n_tokens: int) -> None:
-        """Take the last ``n_tokens`` program tokens back out of the constraint, the byte count
-        and the repeat guard (not out of the KV cache: the caller truncates it)."""
+        """Take the last ``n_tokens`` program tokens back out of the constraint, the byte count,
+        the repeat guard (read again from the program kept: O(program)) and the choices
+        ``retry_unchanged`` keeps; not out of the KV cache: the caller truncates it."""
         taken = self.program_ids[len(self.program_ids) - n_tokens:]
         del self.program_ids[len(self.program_ids) - n_tokens:]
         self.constraint.rollback(n_tokens)
-        n_bytes = sum(len(self._token_bytes[t]) for t in taken)
-        self.written -= n_bytes
-        self._repeats.retract(n_bytes)
+        self.written -= sum(len(self._token_bytes[t]) for t in taken)
+        self._repeats = RepeatGuard(self._repeats.limit)
+        self._repeats.feed(self.constraint.program_bytes)
         if self.unchanged is not None:
             self.unchanged.forget(len(self.program_ids))
 
@@ -396,6 +397,9 @@ def take_back(meter: Meter, context: list[int], retry: Retry,
     changed nothing is written again from there, :mod:`copygram.decode.unchanged`): out of the
     constraint, the KV cache, ``context`` and the drafter. Search/replace programs only, whose
     context is their program tokens. Costs no forward."""
+    if len(context) != len(meter.program_ids):
+        raise meter.error("retry_unchanged: the context is not the program (a bug: please "
+                          "report it)")
     n_back = len(meter.program_ids) - retry.index
     meter.retract(n_back)
     meter.backend.truncate(meter.backend.n_tokens - n_back)
@@ -522,9 +526,11 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     meter = Meter(backend, constraint, document.lines, policy, plan.token_bytes,
                   plan.tie_tolerance)
     meter.verify_copies = plan.verify_copies
-    if plan.retry_unchanged and plan.syntax == SEARCH_REPLACE and isinstance(policy, SamplingPolicy):
+    if plan.retry_unchanged and plan.syntax == SEARCH_REPLACE and policy.greedy:
+        # Greedy only: a teacher's program is given, a sampled block is a draw to keep.
         meter.unchanged = UnchangedBlocks(document.lines, plan.token_bytes,
-                                          backend.eos_token_ids, heads=plan.heads)
+                                          backend.eos_token_ids, heads=plan.heads,
+                                          merge=plan.merge_retyped)
     stats = meter.stats
     stats.constraint_s += time.perf_counter() - started
     stats.prompt_tokens = len(prompt)
@@ -541,10 +547,13 @@ def run(plan: EditPlan, document: EditDocument, prompt: list[int], policy: Polic
     context: list[int] = []  # every token after the prompt: program tokens and copies
     pending: int | None = None  # a token already chosen from a verification forward
     while True:
-        if meter.unchanged is not None and (
-                retry := meter.unchanged.retry(constraint.program_bytes)) is not None:
-            yield take_back(meter, context, retry, drafter)
-            pending = retry.token
+        if meter.unchanged is not None:
+            tick = time.perf_counter()
+            retry = meter.unchanged.retry(constraint.program_bytes)
+            stats.constraint_s += time.perf_counter() - tick
+            if retry is not None:
+                yield take_back(meter, context, retry, drafter)
+                pending = retry.token
         if pending is None and meter.last_batched:
             token, logits = meter.choose_batched(logits, meter.restep_last)
         elif pending is None:

@@ -2,29 +2,33 @@
 likely change (``retry_unchanged``).
 
 Asked to fix a bug it does not see, a model often writes a block whose replacement is its lines
-again, unchanged: the edit is a no-op (9 of the 30 dev rows of docs/quality.md, where the
-rewrite baseline leaves the same rows unchanged). Such a block is still evidence: the model
-chose that function, and reading it back token by token it was less sure of some tokens than of
-others. Where a block closes unchanged, this takes the program back to the one choice inside
-the replacement where the model's best *different* token came closest to the token it took
-(the smallest logit margin), takes that token instead, and lets the model go on from there (the
-rest drafted from the block's lines as before). So the program is the model's greedy program
-but for one token: the most likely edit among those that change the block.
+again, unchanged: the edit is a no-op (9 of the 30 dev rows of docs/quality.md; the rewrite
+baseline leaves 8 rows unchanged, the same kind of failure). Such a block is still evidence: the
+model chose that function, and reading it back token by token it was less sure of some tokens
+than of others. Where a block closes unchanged, this takes the program back to the one choice
+inside the replacement where the model's best *different* token came closest to the token it
+took (the smallest logit margin), takes that token instead, and lets the model go on from there
+(the rest drafted from the block's lines as before). So the program is the model's greedy
+program but for one token: its most likely edit among those that change the block.
 
-Once per block: the block written again is kept whatever it holds. Only the model's own choices
-are candidates (a token the grammar forced was no choice). A candidate must change the text: a
-token that spells a prefix of what the block went on with (another tokenization of the same
-bytes) is not one, nor one that leaves the replacement only inside its closing marker.
+Once per block: the block written again is kept whatever it holds. Only the model's own greedy
+choices are candidates (a token the grammar forced was no choice; a sampled run keeps its
+blocks). A candidate must change the text: not a token that spells a prefix of what the block
+went on with (another tokenization of the same bytes), nor one that parts from it only inside
+the closing marker, nor a carriage return before a line end (a block's lines take the
+document's endings), nor a closing marker where closing there leaves the block unchanged (a
+head block closed after its header keeps the body). A choice that starts inside a UTF-8
+character is not taken back to.
 
-Cost: while a replacement is written, each choice keeps its best :data:`CANDIDATES` other
-allowed tokens (a few O(vocabulary) passes, ~0.1 ms for 151k tokens); a retry costs the forwards
-of the block's rest written again.
+Cost: each choice inside a replacement keeps its best :data:`CANDIDATES` other allowed tokens (a
+few O(vocabulary) passes, ~0.1 ms for 151k tokens); following the program's blocks costs O(1)
+amortised per byte; a retry costs the forwards of the block's rest written again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +39,7 @@ from copygram.language.search_replace import (
     BLOCK_OPEN,
     DIVIDER,
     leaves_unchanged,
+    merge_retyped,
     parse_blocks,
 )
 
@@ -76,46 +81,68 @@ class BlockSpan:
     end: int
 
 
+@dataclass
+class BlockScanner:
+    """Follows a search/replace program's bytes (possibly partial) line by line: its closed
+    blocks and whether it stands inside a replacement. :meth:`advance` reads only the lines
+    completed since its last call (a program shorter than what was read is read again)."""
+
+    spans: list[BlockSpan] = field(default_factory=list)
+    in_replacement: bool = False
+    _state: str = "outside"
+    _replacement: int = 0
+    _at: int = 0  # the start of the first line not read yet
+
+    def advance(self, program: bytes) -> None:
+        if len(program) < self._at:  # taken back: read from the start
+            self.spans.clear()
+            self._state, self._replacement, self._at = "outside", 0, 0
+        while (newline := program.find(b"\n", self._at)) >= 0:
+            line = program[self._at : newline + 1]
+            if self._state == "outside" and line == _OPEN:
+                self._state = "search"
+            elif self._state == "search" and line == _DIVIDER:
+                self._state, self._replacement = "replacement", newline + 1
+            elif self._state == "replacement" and line == _CLOSE:
+                self.spans.append(BlockSpan(self._replacement, self._at, newline + 1))
+                self._state = "outside"
+            self._at = newline + 1
+        self.in_replacement = self._state == "replacement"
+
+
 def scan_blocks(program: bytes) -> tuple[list[BlockSpan], bool]:
     """The closed blocks of ``program`` (a search/replace program's bytes, possibly partial), in
     order, and whether it ends inside a replacement. Linear in the program."""
-    spans: list[BlockSpan] = []
-    state, replacement, at = "outside", 0, 0
-    while (newline := program.find(b"\n", at)) >= 0:
-        line = program[at : newline + 1]
-        if state == "outside" and line == _OPEN:
-            state = "search"
-        elif state == "search" and line == _DIVIDER:
-            state, replacement = "replacement", newline + 1
-        elif state == "replacement" and line == _CLOSE:
-            spans.append(BlockSpan(replacement, at, newline + 1))
-            state = "outside"
-        at = newline + 1
-    return spans, state == "replacement"
+    scanner = BlockScanner()
+    scanner.advance(program)
+    return scanner.spans, scanner.in_replacement
 
 
 class UnchangedBlocks:
     """Finds blocks that leave their lines unchanged and the choice to take back (module doc).
 
-    The decode loop calls :meth:`note` for each choice and :meth:`forget` where it takes program
-    tokens back; :meth:`retry` after each step."""
+    The decode loop calls :meth:`note` for each greedy choice, :meth:`forget` where it takes
+    program tokens back, and :meth:`retry` after each step. ``heads`` and ``merge``: how the
+    session reads its blocks (``search_scope = "head"``, ``merge_retyped``)."""
 
     def __init__(self, lines: Sequence[str], token_bytes: Sequence[bytes], eos_ids: Iterable[int],
-                 *, heads: bool) -> None:
+                 *, heads: bool, merge: bool = False) -> None:
         self._lines = list(lines)
         self._token_bytes = token_bytes
         self._eos = frozenset(eos_ids)
-        self._heads = heads
+        self._heads, self._merge = heads, merge
         self._choices: list[Choice] = []
+        self._scanner = BlockScanner()
         self._checked = 0  # closed blocks examined so far
         self._retried: set[int] = set()  # blocks (by position) written again already
-        self.retries = 0
 
     def note(self, program: bytes, index: int, token: int, logits: npt.NDArray[np.float32],
              allowed: npt.NDArray[np.bool_]) -> None:
         """The model chose ``token`` as program token ``index`` after ``program`` from
-        ``logits`` over ``allowed``; kept where ``program`` ends inside a replacement."""
-        if not scan_blocks(program)[1]:
+        ``logits`` over ``allowed``; kept where ``program`` ends inside a replacement. Costs a
+        few O(vocabulary) passes there, the new bytes' scan elsewhere."""
+        self._scanner.advance(program)
+        if not self._scanner.in_replacement:
             return
         scores = np.where(allowed[: len(logits)], logits[: len(allowed)], -np.inf)
         taken = float(scores[token])
@@ -139,8 +166,10 @@ class UnchangedBlocks:
     def retry(self, program: bytes) -> Retry | None:
         """Where a block closed since the last call leaves its lines unchanged and was not
         written again yet: the choice to take back and the token to take there (``None``:
-        nothing to do, or no choice in the block could change it)."""
-        spans, _ = scan_blocks(program)
+        nothing to do, or no choice in the block could change it). Costs the new bytes' scan,
+        and a parse of the program where a block closed."""
+        self._scanner.advance(program)
+        spans = self._scanner.spans
         while self._checked < len(spans):
             position = self._checked
             self._checked += 1
@@ -152,35 +181,54 @@ class UnchangedBlocks:
                 continue
             self._retried.add(position)
             self._checked = position
-            self.retries += 1
             return found
         return None
 
     def _unchanged(self, program: bytes) -> bool:
+        """Whether the last block of ``program`` (which ends with a closed block) is a no-op."""
         try:
             blocks = parse_blocks(program.decode("utf-8"), self._lines, heads=self._heads)
         except (ProgramSyntaxError, UnicodeDecodeError):
             return False
+        if self._merge:
+            blocks = merge_retyped(blocks, self._lines)
         return bool(blocks) and leaves_unchanged(blocks[-1], self._lines)
 
     def _best_change(self, program: bytes, span: BlockSpan) -> Retry | None:
+        """The choice in ``span``'s replacement whose best changing candidate has the smallest
+        margin. Costs O(choices in the block x :data:`CANDIDATES`), and a parse per candidate
+        that would close the block."""
         best: Retry | None = None
         for choice in self._choices:
             if not span.replacement <= choice.offset <= span.close:
                 continue
-            went_on = program[choice.offset : span.end]
+            if 0x80 <= program[choice.offset] <= 0xBF:
+                continue  # inside a UTF-8 character: the stream could not be cut there
             for token, logit in choice.others:
-                data = self._token_bytes[token]
-                same = _common_prefix(data, went_on)
-                # A change: the token leaves the text the block went on with, and does so
-                # before its closing marker (at the marker: another line instead of closing).
-                if same == len(data) or choice.offset + same > span.close:
+                if not self._changes(program, span, choice.offset, self._token_bytes[token]):
                     continue
                 margin = choice.logit - logit
                 if best is None or margin < best.margin:
                     best = Retry(choice.index, token, margin)
                 break  # the others are less likely
         return best
+
+    def _changes(self, program: bytes, span: BlockSpan, offset: int, data: bytes) -> bool:
+        """Whether ``data`` written at byte ``offset`` in place of what the no-op block ``span``
+        went on with makes the block change something (module doc)."""
+        went_on = program[offset : span.end]
+        same = _common_prefix(data, went_on)
+        if same == len(data) or offset + same > span.close:
+            return False  # the same bytes, or a change inside the closing marker
+        if data[same : same + 1] == b"\r" and went_on[same : same + 1] == b"\n":
+            return False  # a line ending the block's lines take from the document anyway
+        at_line_start = offset + same == 0 or program[offset + same - 1] == 0x0A
+        closes = data[same:].startswith(_CLOSE) or _CLOSE.startswith(data[same:])
+        if at_line_start and closes:
+            # Closing the block here: a change unless the block then reads as unchanged (a head
+            # block closed after its header keeps the body, one closed before its `}` keeps it).
+            return not self._unchanged(program[: offset + same] + _CLOSE)
+        return True
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
@@ -191,4 +239,5 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return n
 
 
-__all__ = ["CANDIDATES", "BlockSpan", "Choice", "Retry", "UnchangedBlocks", "scan_blocks"]
+__all__ = ["CANDIDATES", "BlockScanner", "BlockSpan", "Choice", "Retry", "UnchangedBlocks",
+           "scan_blocks"]

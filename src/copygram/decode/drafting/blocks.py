@@ -164,8 +164,9 @@ class BlockDrafter:
 
     def rewind(self, n_tokens: int) -> None:
         """The context was taken back to its first ``n_tokens`` tokens (and may grow again as
-        long before the next :meth:`propose`): read it from there, the open block's drafter
-        built anew."""
+        long before the next :meth:`propose`, which the length check of :meth:`_follow` would
+        miss): read it from there, the open block's drafter built anew at the next proposal.
+        Costs O(1) now."""
         del self._ends[n_tokens:]
         del self._data[self._ends[-1] if self._ends else 0:]
         self._block = self._cursor = None
