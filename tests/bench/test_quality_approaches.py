@@ -23,7 +23,7 @@ from copygram.decode.prompt import RewritePromptBuilder
 from copygram.errors import GenerationError
 from copygram.language.oracle import oracle
 from copygram.session import EditSession
-from copygram.testing import ScriptedBackend, SplitPromptBackend
+from copygram.testing import ScriptedBackend, SplitPromptBackend, TwoMindsBackend
 from tests.bench.rows import AFTER, BEFORE, QUIX_BUGGY, QUIX_FIXED, QUIX_TESTS, py_row
 
 _DOC = st.text(max_size=200).map(
@@ -203,6 +203,16 @@ def test_program_approach_valid_and_invalid() -> None:
     text, stats, error = program_approach(Failing())(row)  # type: ignore[arg-type]
     assert text is None and stats["partial_program"] == "<copy"
     assert error == "GenerationError: the edit ran out of context"
+
+
+def test_program_approach_counts_the_blocks_written_again() -> None:
+    from tests.decode.test_unchanged import DOCUMENT, FIX, NO_OP
+
+    row = EditRow("d", "r", DOCUMENT, DOCUMENT.replace("pi * r\n", "pi * r * r\n"), "Fix area.")
+    session = EditSession(TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX))
+    quality, (_, stats, _) = evaluate_row(row, "program", program_approach(session))
+    assert quality.exact and stats["unchanged_retries"] == quality.unchanged_retries == 1
+    assert pool([quality, quality])["d"]["program"]["unchanged_retries"] == 2
 
 
 def test_a_primed_row_starts_with_the_approachs_fixed_prefix_and_no_document() -> None:

@@ -63,6 +63,7 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
                 "decoded_tokens": sum(q.decoded_tokens for q in group),
                 "sim_valid": (sum(q.similarity for q in valid) / len(valid)) if valid else None,
                 "forwards": sum(q.forwards for q in group),
+                "unchanged_retries": sum(q.unchanged_retries for q in group),
                 "accepted_prediction_tokens": sum(q.accepted_prediction_tokens for q in group),
                 "rejected_prediction_tokens": sum(q.rejected_prediction_tokens for q in group),
                 "same_as_rewrite": (sum(bool(q.same_as_rewrite) for q in compared)

@@ -89,6 +89,7 @@ class RowQuality:
     accepted_prediction_tokens: int = 0  # rewrite mode: drafted tokens the output took
     rejected_prediction_tokens: int = 0  # rewrite mode: drafted tokens verified and dropped
     same_as_rewrite: bool | None = None  # rewrite mode, lookup: raw output == the baseline's
+    unchanged_retries: int = 0  # program mode: blocks that changed nothing, written again
     # The generation phase of wall_s: from the end of the prompt's forward, where the approach
     # reports it (the prompt costs every approach the same and no draft can shorten it).
     gen_s: float | None = None
@@ -176,6 +177,7 @@ def evaluate_row(row: EditRow, name: str, approach: Approach, *,
                       rejected_prediction_tokens=_decoded(stats, "rejected_prediction_tokens"),
                       gen_s=_seconds(stats, "gen_s"),
                       output_tokens=_decoded(stats, "output_tokens"),
+                      unchanged_retries=_decoded(stats, "unchanged_retries"),
                       bound_steps=_seconds(stats, "bound_steps"))
     return quality, result
 
