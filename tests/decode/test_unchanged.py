@@ -15,7 +15,7 @@ from copygram.config import parse_config
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import RetractEvent
 from copygram.decode.sampling import Sampling
-from copygram.decode.unchanged import BlockSpan, UnchangedBlocks, scan_blocks
+from copygram.decode.unchanged import BlockScanner, BlockSpan, UnchangedBlocks
 from copygram.language.lines import split_lines
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
 from copygram.session import EditSession
@@ -28,6 +28,13 @@ FIXED = "def area(r):\n    return math.pi * r * r\n"
 NO_OP = BLOCK_OPEN + HEAD + DIVIDER + UNIT + BLOCK_CLOSE
 FIX = BLOCK_OPEN + HEAD + DIVIDER + FIXED + BLOCK_CLOSE
 TOKENS = [bytes([i]) for i in range(EOS)] + [b""]
+
+
+def scan_blocks(program: bytes) -> tuple[list[BlockSpan], bool]:
+    """The closed blocks of ``program`` and whether it ends inside a replacement."""
+    scanner = BlockScanner()
+    scanner.advance(program)
+    return scanner.spans, scanner.in_replacement
 
 
 def test_scan_blocks_finds_closed_blocks_and_an_open_replacement() -> None:

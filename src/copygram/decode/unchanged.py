@@ -27,6 +27,7 @@ amortised per byte; a retry costs the forwards of the block's rest written again
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -108,14 +109,6 @@ class BlockScanner:
                 self._state = "outside"
             self._at = newline + 1
         self.in_replacement = self._state == "replacement"
-
-
-def scan_blocks(program: bytes) -> tuple[list[BlockSpan], bool]:
-    """The closed blocks of ``program`` (a search/replace program's bytes, possibly partial), in
-    order, and whether it ends inside a replacement. Linear in the program."""
-    scanner = BlockScanner()
-    scanner.advance(program)
-    return scanner.spans, scanner.in_replacement
 
 
 class UnchangedBlocks:
@@ -217,7 +210,7 @@ class UnchangedBlocks:
         """Whether ``data`` written at byte ``offset`` in place of what the no-op block ``span``
         went on with makes the block change something (module doc)."""
         went_on = program[offset : span.end]
-        same = _common_prefix(data, went_on)
+        same = len(os.path.commonprefix([data, went_on]))
         if same == len(data) or offset + same > span.close:
             return False  # the same bytes, or a change inside the closing marker
         if data[same : same + 1] == b"\r" and went_on[same : same + 1] == b"\n":
@@ -231,13 +224,4 @@ class UnchangedBlocks:
         return True
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
-__all__ = ["CANDIDATES", "BlockScanner", "BlockSpan", "Choice", "Retry", "UnchangedBlocks",
-           "scan_blocks"]
+__all__ = ["CANDIDATES", "BlockScanner", "BlockSpan", "Choice", "Retry", "UnchangedBlocks"]
