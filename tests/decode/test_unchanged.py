@@ -198,8 +198,8 @@ def test_the_retry_is_the_same_however_the_block_is_drafted(doubt: float,
 
 def test_a_sampled_block_is_kept_as_drawn() -> None:
     backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX, doubt=9.99)
-    # Seed 5 draws the block unchanged (at temperature 0.1 the two minds are near even).
-    session = EditSession(backend, sampling=Sampling(temperature=0.1, seed=5))
+    # Seed 3 draws the block unchanged (at temperature 0.1 the two minds are near even).
+    session = EditSession(backend, sampling=Sampling(temperature=0.1, seed=3))
     result = session.edit(DOCUMENT, "Fix area.")
     assert result.program_text == NO_OP
     assert result.stats.unchanged_retries == 0

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import threading
 import warnings
@@ -449,7 +450,15 @@ class LlamaCppBackend:
 
     def chat_prompt(self, messages: Sequence[dict[str, str]]) -> str:
         """The GGUF's chat template (``tokenizer.chat_template``) rendered with jinja2, ending with
-        the assistant turn opener. Tokenize the result with ``special=True``."""
+        the assistant turn opener. Tokenize the result with ``special=True``. The template is
+        compiled on the first call (~20 ms), not per prompt."""
+        formatter, bos = self._chat_formatter
+        msgs: Any = [dict(m) for m in messages]
+        prompt: str = formatter(messages=msgs).prompt
+        return with_bos(prompt, bos, bool(llama_cpp.llama_vocab_get_add_bos(self._vocab)))
+
+    @functools.cached_property
+    def _chat_formatter(self) -> tuple[Jinja2ChatFormatter, str]:
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise BackendError(
@@ -459,12 +468,8 @@ class LlamaCppBackend:
         bos_id = int(llama_cpp.llama_vocab_bos(self._vocab))
         bos = self._piece(bos_id, special=True).decode("utf-8", "replace") if bos_id >= 0 else ""
         eos = self._piece(self.eos_token_id, special=True).decode("utf-8", "replace")
-        formatter = Jinja2ChatFormatter(
-            template=template, eos_token=eos, bos_token=bos, add_generation_prompt=True
-        )
-        msgs: Any = [dict(m) for m in messages]
-        prompt: str = formatter(messages=msgs).prompt
-        return with_bos(prompt, bos, bool(llama_cpp.llama_vocab_get_add_bos(self._vocab)))
+        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
+                                   add_generation_prompt=True), bos
 
     # -- the cache -------------------------------------------------------------------------------
 

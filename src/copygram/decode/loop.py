@@ -479,7 +479,8 @@ def stream_edit(plan: EditPlan, document: EditDocument, instruction: str,
             return None
         if reader is None:  # search/replace blocks
             return BlockDrafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
-                                plan.backend.batch_profile, heads=plan.heads)
+                                plan.backend.batch_profile, heads=plan.heads,
+                                instruction=instruction)
         return Drafter(doc.lines, plan.backend.tokenize, plan.token_bytes, plan.draft,
                        plan.syntax, plan.backend.batch_profile, instruction,
                        document_tokens=(doc.gen_tokens(get_syntax(plan.syntax).escape)

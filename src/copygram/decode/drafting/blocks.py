@@ -14,10 +14,21 @@ step-by-step decoding writes:
   (:class:`~copygram.decode.drafting.prediction.PredictionDrafter`, one per block). With heads
   (``search_scope = "head"``) the lines drafted are the whole unit that the head line opens, the
   lines the block replaces.
+
+With heads, a block's drafts start at its opening marker, not at its divider: once the model has
+begun a block (its first token is most often ``<<<<<<<``), the draft is the rest of the marker,
+the head line, the divider and the unit, for the head line the model has written or, until it
+has, the one the instruction names (:func:`named_head`: the unit-opening line that holds the
+longest word of the instruction, "Fix bugs in has_close_elements" naming ``def
+has_close_elements(...)``). Otherwise each of the marker's rest, the head's first token and
+the forced rest of the head (with the divider) costs a forward of its own before the unit's
+drafts start: ~3 forwards an edit. A wrong guess costs its drafted tokens in one forward (the
+model's own tokens are kept); where the instruction names no line, no head is guessed.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -33,6 +44,7 @@ from copygram.language.search_replace import (
     find_run,
     parse_blocks,
     search_line,
+    searchable,
 )
 from copygram.language.units import unit_end
 
@@ -40,6 +52,35 @@ if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
 
 _OPEN, _DIVIDER, _CLOSE = (BLOCK_OPEN.encode(), DIVIDER.encode(), BLOCK_CLOSE.encode())
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MIN_NAME = 3
+"""Shorter instruction words (``in``, ``a``, ``x``) name no line: too many lines hold them."""
+
+
+def instruction_names(instruction: str) -> list[str]:
+    """The words of ``instruction`` that may name a line (identifiers of :data:`MIN_NAME`
+    characters or more), longest first, each once."""
+    words = {word for word in _WORD.findall(instruction) if len(word) >= MIN_NAME}
+    return sorted(words, key=lambda word: (-len(word), word))
+
+
+def named_head(lines: Sequence[str], keys: Sequence[str], names: Sequence[str], cursor: int,
+               prefix: str = "") -> int | None:
+    """The head line (1-based, ``>= cursor``, its :func:`search_line` starting with ``prefix``)
+    that the instruction's ``names`` (:func:`instruction_names`) point at: of the lines holding
+    one of them as a whole word, those holding the longest; of these, the first that opens a
+    unit (a line that others continue: a definition rather than a call or an example in a
+    comment), else the first. ``None`` where no line holds a name. Costs one scan of the lines
+    at or after ``cursor`` per name tried, and a unit scan per line found."""
+    candidates = range(max(cursor, 1), len(keys) + 1)
+    for name in names:
+        word = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
+        found = [k for k in candidates
+                 if keys[k - 1].startswith(prefix) and searchable(lines[k - 1])
+                 and word.search(keys[k - 1])]
+        if found:
+            return next((k for k in found if unit_end(lines, k) > k), found[0])
+    return None
 
 
 class BlockDrafter:
@@ -47,9 +88,11 @@ class BlockDrafter:
 
     def __init__(self, lines: Sequence[str], tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig,
-                 profile: BatchProfile | None = None, *, heads: bool = False) -> None:
+                 profile: BatchProfile | None = None, *, heads: bool = False,
+                 instruction: str = "") -> None:
         self._lines = list(lines)
         self._heads = heads
+        self._names = instruction_names(instruction) if heads else []
         self._keys = [search_line(line) for line in lines]
         self._tokenize, self._token_bytes = tokenize, token_bytes
         self._config, self._profile = config, profile
@@ -57,7 +100,9 @@ class BlockDrafter:
 
         self._data = bytearray()  # the program's bytes, from the context's tokens
         self._ends: list[int] = []  # byte offset just past each context token
-        self._block: tuple[int, int, PredictionDrafter] | None = None  # divider, first token
+        # The open block's drafter: its key (the divider's offset; with heads, the block's
+        # offset and its head line), the token its prediction starts at, the drafter.
+        self._block: tuple[tuple[int, int], int, PredictionDrafter] | None = None
         self._cursor: tuple[int, int] | None = None  # (open block's offset, its cursor line)
 
     def _follow(self, context: Sequence[int]) -> None:
@@ -129,38 +174,71 @@ class BlockDrafter:
         return Draft(tokens, source="run") if tokens else None
 
     def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
-        """A draft continuing the search part's run or the replacement being written; ``None``
-        elsewhere."""
+        """A draft continuing the search part's run or the replacement being written (with
+        heads: the block from its opening marker on); ``None`` elsewhere."""
         self._follow(context)
         where = self._open_block()
+        if self._heads:
+            return self._head_draft(where, context, feed)
         if where is None:
             return None
         opened, divider = where
-        if divider is None:  # a head is one line: its rest is forced, no run to draft
-            return None if self._heads else self._run_draft(opened, feed)
-        if self._block is None or self._block[0] != divider:
-            first = bisect_right(self._ends, divider)  # the token holding the divider's start
-            start = self._ends[first - 1] if first else 0
-            data = self._data
-            search = bytes(data[opened + len(_OPEN):divider])
-            replaced = self._unit(opened, search) if self._heads else search
-            prediction = bytes(data[start:divider]) + _DIVIDER + replaced + _CLOSE
-            drafter = PredictionDrafter(prediction.decode("utf-8", errors="replace"),
-                                        self._tokenize, self._token_bytes, self._config,
-                                        self._profile)
-            self._block = (divider, first, drafter)
-        _, first, drafter = self._block
-        return drafter.propose(context[first:], feed)
+        if divider is None:
+            return self._run_draft(opened, feed)
+        if self._block is None or self._block[0] != (divider, 0):
+            first, start = self._token_at(divider)
+            search = bytes(self._data[opened + len(_OPEN):divider])
+            prediction = bytes(self._data[start:divider]) + _DIVIDER + search + _CLOSE
+            self._block = ((divider, 0), first, self._prediction(prediction))
+        return self._block[2].propose(context[self._block[1]:], feed)
 
-    def _unit(self, opened: int, search: bytes) -> bytes:
-        """The lines of the unit that the head line ``search`` opens (as a search part writes
-        them); just the head where the block cannot be read."""
+    def _token_at(self, offset: int) -> tuple[int, int]:
+        """The context token holding program byte ``offset``, and the byte it starts at."""
+        first = bisect_right(self._ends, offset)
+        return first, self._ends[first - 1] if first else 0
+
+    def _prediction(self, text: bytes) -> PredictionDrafter:
+        return PredictionDrafter(text.decode("utf-8", errors="replace"), self._tokenize,
+                                 self._token_bytes, self._config, self._profile)
+
+    def _opening(self) -> int | None:
+        """Where a block's opening marker begins, while the program ends inside it (outside any
+        block); ``None`` otherwise."""
+        line = self._data.rfind(b"\n") + 1
+        written = bytes(self._data[line:])
+        return line if written and _OPEN.startswith(written) else None
+
+    def _head_draft(self, where: tuple[int, int | None] | None, context: Sequence[int],
+                    feed: int) -> Draft | None:
+        """With heads: the rest of the open block from where the program stands: its marker,
+        head line, divider, the unit again and the closing marker (module doc)."""
+        if where is None:
+            opened = self._opening()
+            if opened is None:
+                return None
+            written = ""
+        else:
+            opened, divider = where
+            end = len(self._data) if divider is None else divider
+            written = bytes(self._data[opened + len(_OPEN):end]).decode("utf-8",
+                                                                         errors="replace")
         cursor = self._cursor_of(opened)
-        head = search.decode("utf-8", errors="replace")
-        start = None if cursor is None else find_run(self._lines, [head], cursor, self._keys)
-        if start is None:
-            return search
-        return "".join(self._keys[start - 1 : unit_end(self._lines, start)]).encode()
+        if cursor is None:
+            return None
+        if "\n" in written:  # the head line is written: the unit is known
+            head = find_run(self._lines, [written[:written.index("\n") + 1]], cursor,
+                            self._keys)
+        else:  # the model has yet to say which: the line the instruction names, if any
+            head = named_head(self._lines, self._keys, self._names, cursor, written)
+        if head is None:
+            return None
+        if self._block is None or self._block[0] != (opened, head):
+            first, start = self._token_at(opened)
+            unit = "".join(self._keys[head - 1 : unit_end(self._lines, head)])
+            prediction = (bytes(self._data[start:opened]) + _OPEN + self._keys[head - 1].encode()
+                          + _DIVIDER + unit.encode() + _CLOSE)
+            self._block = ((opened, head), first, self._prediction(prediction))
+        return self._block[2].propose(context[self._block[1]:], feed)
 
     def rewind(self, n_tokens: int) -> None:
         """The context was taken back to its first ``n_tokens`` tokens (and may grow again as
