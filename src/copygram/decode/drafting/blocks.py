@@ -93,6 +93,7 @@ class BlockDrafter:
         self._lines = list(lines)
         self._heads = heads
         self._names = instruction_names(instruction) if heads else []
+        self._guesses: dict[tuple[int, str], int | None] = {}  # (cursor, head so far) -> head
         self._keys = [search_line(line) for line in lines]
         self._tokenize, self._token_bytes = tokenize, token_bytes
         self._config, self._profile = config, profile
@@ -229,7 +230,10 @@ class BlockDrafter:
             head = find_run(self._lines, [written[:written.index("\n") + 1]], cursor,
                             self._keys)
         else:  # the model has yet to say which: the line the instruction names, if any
-            head = named_head(self._lines, self._keys, self._names, cursor, written)
+            if (cursor, written) not in self._guesses:  # a scan of the document: once
+                self._guesses[cursor, written] = named_head(self._lines, self._keys,
+                                                            self._names, cursor, written)
+            head = self._guesses[cursor, written]
         if head is None:
             return None
         if self._block is None or self._block[0] != (opened, head):
