@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram.decode.drafting import DraftConfig
-from copygram.decode.drafting.blocks import BlockDrafter, instruction_names, named_head
+from copygram.decode.drafting.blocks import BlockDrafter, NamedHeads, instruction_names
 from copygram.language.lines import split_lines
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER, search_line
 from copygram.session import EditSession
@@ -38,17 +38,26 @@ def test_instruction_names_are_its_words_of_three_characters_or_more_longest_fir
 
 
 def test_the_named_head_is_the_unit_opening_line_holding_the_longest_name() -> None:
-    names = instruction_names("Fix the perimeter of a circle")
-    assert named_head(LINES, KEYS, names, 1) == 8  # not the comment line that names it too
-    assert named_head(LINES, KEYS, names, 9) == 9  # past the head: the line that holds it
-    assert named_head(LINES, KEYS, names, 1, prefix="def p") == 8
-    assert named_head(LINES, KEYS, names, 1, prefix="def a") is None
-    assert named_head(LINES, KEYS, instruction_names("Make it faster"), 1) is None
+    named = NamedHeads(LINES, KEYS, "Fix the perimeter of a circle")
+    assert named.head(1) == 8  # not the comment line that names it too
+    assert named.head(9) is None  # past the head: no definition holds it
+    assert named.head(1, prefix="def p") == 8
+    assert named.head(1, prefix="def a") is None
+    assert NamedHeads(LINES, KEYS, "Make it faster").head(1) is None
+    # The longest word that a definition holds: "perimeter" is in no head here, "area" is.
+    assert NamedHeads(LINES, KEYS, "Fix area, not the perimeters").head(1) == 4
     # A comment's example names the function before its definition does: the definition opens
     # a unit, the example does not.
     js = split_lines(JS)
-    assert named_head(js, [search_line(line) for line in js],
-                      instruction_names("Fix bugs in sumAll."), 1) == 5
+    assert NamedHeads(js, [search_line(line) for line in js], "Fix bugs in sumAll.").head(1) == 5
+
+
+def test_a_named_head_that_occurs_twice_is_read_at_its_first_occurrence() -> None:
+    # Line 2 opens a unit and line 1, the same text, does not: the constraint reads the head
+    # as line 1 (its first occurrence after the cursor), and so does the guess.
+    lines = split_lines("x = run(1)\nx = run(1)\n    y\n")
+    assert NamedHeads(lines, [search_line(line) for line in lines], "Fix run.").head(1) == 1
+    assert NamedHeads(lines, [search_line(line) for line in lines], "Fix run.").head(2) == 2
 
 
 def test_a_begun_block_is_drafted_through_the_named_head_and_its_unit() -> None:
@@ -75,6 +84,21 @@ def test_without_a_name_the_head_is_the_models_to_choose() -> None:
     # Between blocks and past a closed one nothing is begun.
     done = REPLY
     assert blocks.propose(done, backend.tokenize(done)) is None
+
+
+def test_a_block_begun_after_a_closed_one_or_a_plan_drafts_the_named_head_after_it() -> None:
+    area = BLOCK_OPEN + "def area(r):\n" + DIVIDER + "def area(r):\n    return r\n" + BLOCK_CLOSE
+    expected = (BLOCK_OPEN + "def perimeter(r):\n" + DIVIDER + PERIMETER + BLOCK_CLOSE)[3:]
+    for before in (area, "Plan: fix the perimeter.\n"):
+        blocks, backend = drafter("Fix area and perimeter.")
+        program = before + BLOCK_OPEN[:3]
+        draft = blocks.propose(program, backend.tokenize(program))
+        assert draft is not None, before
+        assert backend.detokenize(draft.tokens) == expected[:len(draft.tokens)]
+    # A name whose definition lies before the cursor (area, past the first block) is no guess.
+    blocks, backend = drafter("Fix area.")
+    program = area + BLOCK_OPEN[:3]
+    assert blocks.propose(program, backend.tokenize(program)) is None
 
 
 def head_session(reply: str, draft: DraftConfig | None = None) -> EditSession:

@@ -18,18 +18,20 @@ step-by-step decoding writes:
 With heads, a block's drafts start at its opening marker, not at its divider: once the model has
 begun a block (its first token is most often ``<<<<<<<``), the draft is the rest of the marker,
 the head line, the divider and the unit, for the head line the model has written or, until it
-has, the one the instruction names (:func:`named_head`: the unit-opening line that holds the
-longest word of the instruction, "Fix bugs in has_close_elements" naming ``def
-has_close_elements(...)``). Otherwise each of the marker's rest, the head's first token and
-the forced rest of the head (with the divider) costs a forward of its own before the unit's
-drafts start: ~3 forwards an edit. A wrong guess costs its drafted tokens in one forward (the
-model's own tokens are kept); where the instruction names no line, no head is guessed.
+has, the one the instruction names (:class:`NamedHeads`: the first unit-opening line that holds
+the longest word of the instruction any such line holds, "Fix bugs in has_close_elements"
+naming ``def has_close_elements(...)``). Otherwise each of the marker's rest, the head's first
+token and the forced rest of the head (with the divider) costs a forward of its own before the
+unit's drafts start: ~3 forwards an edit. It is a guess: a wrong one (an instruction whose
+longest word a definition holds but that means another unit) costs its drafted tokens in one
+forward, the model's own tokens are kept; where no unit-opening line holds a word of the
+instruction, no head is guessed.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -64,23 +66,39 @@ def instruction_names(instruction: str) -> list[str]:
     return sorted(words, key=lambda word: (-len(word), word))
 
 
-def named_head(lines: Sequence[str], keys: Sequence[str], names: Sequence[str], cursor: int,
-               prefix: str = "") -> int | None:
-    """The head line (1-based, ``>= cursor``, its :func:`search_line` starting with ``prefix``)
-    that the instruction's ``names`` (:func:`instruction_names`) point at: of the lines holding
-    one of them as a whole word, those holding the longest; of these, the first that opens a
-    unit (a line that others continue: a definition rather than a call or an example in a
-    comment), else the first. ``None`` where no line holds a name. Costs one scan of the lines
-    at or after ``cursor`` per name tried, and a unit scan per line found."""
-    candidates = range(max(cursor, 1), len(keys) + 1)
-    for name in names:
-        word = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])")
-        found = [k for k in candidates
-                 if keys[k - 1].startswith(prefix) and searchable(lines[k - 1])
-                 and word.search(keys[k - 1])]
-        if found:
-            return next((k for k in found if unit_end(lines, k) > k), found[0])
-    return None
+class NamedHeads:
+    """Which head line an instruction names, for a document: of the instruction's words
+    (:func:`instruction_names`, longest first), the first that some unit-opening line (a line
+    that others continue: a definition, not a call or an example in a comment) holds as a word;
+    the first such line at or after the cursor is the guess. Only a guess: "Fix the division
+    for empty values" names whichever function takes ``values`` first, and a wrong guess costs
+    the tokens drafted in one forward. Where no unit-opening line holds a word, no guess.
+
+    Costs: one pass over the document's words when built; :meth:`head` a bisect per word and a
+    unit scan per line it tries."""
+
+    def __init__(self, lines: Sequence[str], keys: Sequence[str], instruction: str) -> None:
+        self._lines, self._keys = lines, keys
+        self._names = instruction_names(instruction)
+        wanted = set(self._names)
+        self._hits: dict[str, list[int]] = {name: [] for name in self._names}
+        if wanted:
+            for number, key in enumerate(keys, 1):
+                if searchable(lines[number - 1]):
+                    for word in wanted.intersection(_WORD.findall(key)):
+                        self._hits[word].append(number)
+
+    def head(self, cursor: int, prefix: str = "") -> int | None:
+        """The head line (1-based) guessed at ``cursor`` for a head written up to ``prefix``:
+        the first occurrence at or after ``cursor`` of the named line's text, as the
+        constraint reads a head; ``None`` where nothing is named."""
+        for name in self._names:
+            hits = self._hits[name]
+            for number in hits[bisect_left(hits, cursor):]:
+                key = self._keys[number - 1]
+                if key.startswith(prefix) and unit_end(self._lines, number) > number:
+                    return find_run(self._lines, [key], cursor, self._keys)
+        return None
 
 
 class BlockDrafter:
@@ -92,9 +110,10 @@ class BlockDrafter:
                  instruction: str = "") -> None:
         self._lines = list(lines)
         self._heads = heads
-        self._names = instruction_names(instruction) if heads else []
-        self._guesses: dict[tuple[int, str], int | None] = {}  # (cursor, head so far) -> head
         self._keys = [search_line(line) for line in lines]
+        self._named = NamedHeads(self._lines, self._keys, instruction if heads else "")
+        # (cursor, the head as written so far) -> its line: the guess, or the line read
+        self._head_lines: dict[tuple[int, str], int | None] = {}
         self._tokenize, self._token_bytes = tokenize, token_bytes
         self._config, self._profile = config, profile
         self._run_sizer = DraftSizer(config.max_tokens, profile, config.adaptive)
@@ -227,13 +246,12 @@ class BlockDrafter:
         if cursor is None:
             return None
         if "\n" in written:  # the head line is written: the unit is known
-            head = find_run(self._lines, [written[:written.index("\n") + 1]], cursor,
-                            self._keys)
-        else:  # the model has yet to say which: the line the instruction names, if any
-            if (cursor, written) not in self._guesses:  # a scan of the document: once
-                self._guesses[cursor, written] = named_head(self._lines, self._keys,
-                                                            self._names, cursor, written)
-            head = self._guesses[cursor, written]
+            written = written[:written.index("\n") + 1]
+        if (cursor, written) not in self._head_lines:  # a search of the document: once
+            self._head_lines[cursor, written] = (
+                find_run(self._lines, [written], cursor, self._keys) if written.endswith("\n")
+                else self._named.head(cursor, written))  # yet to be said: the named line
+        head = self._head_lines[cursor, written]
         if head is None:
             return None
         if self._block is None or self._block[0] != (opened, head):
