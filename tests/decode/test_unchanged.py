@@ -15,9 +15,15 @@ from copygram.config import parse_config
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import RetractEvent
 from copygram.decode.sampling import Sampling
-from copygram.decode.unchanged import BlockScanner, BlockSpan, UnchangedBlocks
+from copygram.decode.unchanged import UnchangedBlocks
 from copygram.language.lines import split_lines
-from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+from copygram.language.search_replace import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    DIVIDER,
+    BlockScanner,
+    BlockSpan,
+)
 from copygram.session import EditSession
 from copygram.testing import EOS, ScriptedBackend, TwoMindsBackend
 

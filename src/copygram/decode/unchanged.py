@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,8 @@ from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
+    BlockScanner,
+    BlockSpan,
     leaves_unchanged,
     merge_retyped,
     parse_blocks,
@@ -70,45 +72,6 @@ class Retry:
     index: int
     token: int
     margin: float
-
-
-@dataclass(frozen=True)
-class BlockSpan:
-    """Byte offsets in a program of one closed block: its replacement starts at
-    ``replacement``, its closing marker line spans ``close`` to ``end``."""
-
-    replacement: int
-    close: int
-    end: int
-
-
-@dataclass
-class BlockScanner:
-    """Follows a search/replace program's bytes (possibly partial) line by line: its closed
-    blocks and whether it stands inside a replacement. :meth:`advance` reads only the lines
-    completed since its last call (a program shorter than what was read is read again)."""
-
-    spans: list[BlockSpan] = field(default_factory=list)
-    in_replacement: bool = False
-    _state: str = "outside"
-    _replacement: int = 0
-    _at: int = 0  # the start of the first line not read yet
-
-    def advance(self, program: bytes) -> None:
-        if len(program) < self._at:  # taken back: read from the start
-            self.spans.clear()
-            self._state, self._replacement, self._at = "outside", 0, 0
-        while (newline := program.find(b"\n", self._at)) >= 0:
-            line = program[self._at : newline + 1]
-            if self._state == "outside" and line == _OPEN:
-                self._state = "search"
-            elif self._state == "search" and line == _DIVIDER:
-                self._state, self._replacement = "replacement", newline + 1
-            elif self._state == "replacement" and line == _CLOSE:
-                self.spans.append(BlockSpan(self._replacement, self._at, newline + 1))
-                self._state = "outside"
-            self._at = newline + 1
-        self.in_replacement = self._state == "replacement"
 
 
 class UnchangedBlocks:
@@ -224,4 +187,4 @@ class UnchangedBlocks:
         return True
 
 
-__all__ = ["CANDIDATES", "BlockScanner", "BlockSpan", "Choice", "Retry", "UnchangedBlocks"]
+__all__ = ["CANDIDATES", "Choice", "Retry", "UnchangedBlocks"]

@@ -40,7 +40,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from copygram.errors import CopygramError, ProgramSyntaxError
 from copygram.language.lines import split_lines
@@ -67,6 +67,8 @@ BLOCK_OPEN = "<<<<<<< SEARCH\n"
 DIVIDER = "=======\n"
 BLOCK_CLOSE = ">>>>>>> REPLACE\n"
 MARKER_LINES = (BLOCK_OPEN, DIVIDER, BLOCK_CLOSE)
+_OPEN_BYTES, _DIVIDER_BYTES, _CLOSE_BYTES = (BLOCK_OPEN.encode(), DIVIDER.encode(),
+                                           BLOCK_CLOSE.encode())
 
 _PROGRAM_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _BARE_NEWLINE = re.compile(r"(?<!\r)\n")
@@ -232,6 +234,56 @@ def leaves_unchanged(block: Block, lines: Sequence[str]) -> bool:
     return _resolved_replacement(block, lines) == "".join(run)
 
 
+@dataclass(frozen=True)
+class BlockSpan:
+    """Byte offsets in a program of one closed block: its replacement starts at
+    ``replacement``, its closing marker line spans ``close`` to ``end``."""
+
+    replacement: int
+    close: int
+    end: int
+
+
+@dataclass
+class BlockScanner:
+    """Follows a search/replace program's bytes (possibly partial) line by line: its closed
+    blocks (``spans``), whether it stands inside a replacement, and where the open block's
+    marker line (``opened``) and divider line (``divider``) start (``None`` outside a block,
+    and before the divider). :meth:`advance` reads only the lines completed since its last
+    call (a program shorter than what was read is read again; one taken back and grown again
+    needs :meth:`reset`). The decode loop's retries and the block drafts read blocks here."""
+
+    spans: list[BlockSpan] = field(default_factory=list)
+    in_replacement: bool = False
+    opened: int | None = None
+    divider: int | None = None
+    _state: str = "outside"
+    _at: int = 0  # the start of the first line not read yet
+
+    def reset(self) -> None:
+        """Forget what was read: the next :meth:`advance` reads from the start."""
+        self.spans.clear()
+        self.in_replacement, self.opened, self.divider = False, None, None
+        self._state, self._at = "outside", 0
+
+    def advance(self, program: bytes | bytearray) -> None:
+        if len(program) < self._at:  # taken back: read from the start
+            self.reset()
+        while (newline := program.find(b"\n", self._at)) >= 0:
+            line = program[self._at : newline + 1]
+            if self._state == "outside" and line == _OPEN_BYTES:
+                self._state, self.opened = "search", self._at
+            elif self._state == "search" and line == _DIVIDER_BYTES:
+                self._state, self.divider = "replacement", self._at
+            elif self._state == "replacement" and line == _CLOSE_BYTES:
+                assert self.divider is not None
+                self.spans.append(BlockSpan(self.divider + len(_DIVIDER_BYTES), self._at,
+                                            newline + 1))
+                self._state, self.opened, self.divider = "outside", None, None
+            self._at = newline + 1
+        self.in_replacement = self._state == "replacement"
+
+
 def blocks_program(blocks: Sequence[Block], lines: Sequence[str]) -> Program:
     """The :class:`Program` of ``blocks``: a copy of the lines between blocks (and after the
     last), a gen of each replacement (line endings as the module doc says)."""
@@ -331,6 +383,6 @@ def render_heads(blocks: Sequence[Block], lines: Sequence[str] | str) -> str:
 
 
 __all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "MAX_PLAN_CHARS", "PLAN_PREFIX",
-           "SEARCH_REPLACE", "Block", "blocks_program", "find_run", "head_run", "leaves_unchanged",
-           "merge_retyped", "parse", "parse_blocks", "render", "render_heads", "search_line",
-           "searchable"]
+           "SEARCH_REPLACE", "Block", "BlockScanner", "BlockSpan", "blocks_program", "find_run",
+           "head_run", "leaves_unchanged", "merge_retyped", "parse", "parse_blocks", "render",
+           "render_heads", "search_line", "searchable"]

@@ -43,6 +43,7 @@ from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
+    BlockScanner,
     find_run,
     parse_blocks,
     search_line,
@@ -124,30 +125,23 @@ class BlockDrafter:
         # offset and its head line), the token its prediction starts at, the drafter.
         self._block: tuple[tuple[int, int], int, PredictionDrafter] | None = None
         self._cursor: tuple[int, int] | None = None  # (open block's offset, its cursor line)
+        self._scanner = BlockScanner()  # the program's blocks, read as the program grows
 
     def _follow(self, context: Sequence[int]) -> None:
         if len(context) < len(self._ends):  # rolled back: read again
             self._data, self._ends = bytearray(), []
             self._block = self._cursor = None
+            self._scanner.reset()
         for token in context[len(self._ends):]:
             self._data += self._token_bytes[token]
             self._ends.append(len(self._data))
 
     def _open_block(self) -> tuple[int, int | None] | None:
-        """The last block's offset and its divider's (``None`` before it is written), while the
-        block is open; ``None`` outside a block."""
-        data = self._data
-        opened = data.rfind(_OPEN)
-        if opened < 0:
-            return None
-        # The divider is a line of its own; the byte before the search part is a newline.
-        divider = data.find(b"\n" + _DIVIDER, opened + len(_OPEN) - 1)
-        if divider < 0:
-            return opened, None
-        divider += 1
-        if data.find(b"\n" + _CLOSE, divider + len(_DIVIDER) - 1) >= 0:
-            return None  # closed
-        return opened, divider
+        """The open block's offset and its divider's (``None`` before it is written); ``None``
+        outside a block."""
+        self._scanner.advance(self._data)
+        opened = self._scanner.opened
+        return None if opened is None else (opened, self._scanner.divider)
 
     def _cursor_of(self, opened: int) -> int | None:
         """The line the block opened at ``opened`` may start at: after the blocks before it
@@ -266,10 +260,11 @@ class BlockDrafter:
         """The context was taken back to its first ``n_tokens`` tokens (and may grow again as
         long before the next :meth:`propose`, which the length check of :meth:`_follow` would
         miss): read it from there, the open block's drafter built anew at the next proposal.
-        Costs O(1) now."""
+        Costs O(1) now, a read of the program from its start at the next proposal."""
         del self._ends[n_tokens:]
         del self._data[self._ends[-1] if self._ends else 0:]
         self._block = self._cursor = None
+        self._scanner.reset()  # the program may grow back past what it read before the next call
 
     def with_content(self, draft: Draft, content_tokens: int) -> bool:
         return False  # no copy tags: nothing to splice after a draft
