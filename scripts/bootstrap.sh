@@ -47,7 +47,16 @@ case "${COPYGRAM_LLAMA_BUILD:-native}" in
     exit 2 ;;
 esac
 LLAMA_CPP_CMAKE_ARGS="-DGGML_NATIVE=$native -DGGML_LLAMAFILE=OFF"
-WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/$build-nollamafile-$patched
+# No AMX kernels, even where the CPU lists AMX: on a Sapphire Rapids VM (Intel Xeon, 2 vCPUs)
+# the native build's AMX matmul died at its first `ldtilecfg` (a general protection fault in
+# libggml-cpu) on every forward, although the kernel granted the tile permission; and those
+# kernels' batch invariance was never checked. GCC's explicit -mno-* flags win over
+# -march=native whatever their order. The AVX-512 kernels stay.
+amx_off=""
+if [ "$(uname -m)" = x86_64 ]; then
+  amx_off="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+fi
+WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/$build-nollamafile-noamx-$patched
 stamp="$VENV/.copygram-bootstrap"
 want=$( (cat pyproject.toml scripts/bootstrap.sh; echo "$WHEELS") | sha256sum | cut -c1-16)
 
@@ -70,7 +79,8 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; t
   tar -xzf "$work"/llama_cpp_python-"$LLAMA_CPP_VERSION".tar.gz -C "$work"
   src="$work/llama_cpp_python-$LLAMA_CPP_VERSION"
   for p in "${PATCHES[@]}"; do patch --quiet -p1 -d "$src" < "$p"; done
-  CMAKE_ARGS="$LLAMA_CPP_CMAKE_ARGS" "$VENV/bin/python" -m pip wheel --quiet --no-deps \
+  CFLAGS="${CFLAGS:-} $amx_off" CXXFLAGS="${CXXFLAGS:-} $amx_off" \
+    CMAKE_ARGS="$LLAMA_CPP_CMAKE_ARGS" "$VENV/bin/python" -m pip wheel --quiet --no-deps \
     --no-cache-dir -w "$WHEELS" "$src"
 fi
 

@@ -306,6 +306,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "search_scope": st.sampled_from(["lines", "unit", "head"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
     "mode": st.sampled_from(["program", "rewrite"]),
+    "on_damage": st.sampled_from(["rewrite", "error", "keep"]),
     "backend": st.just("llamacpp"),
     "model": st.sampled_from([*catalog.model_names(), "default", "/models/m.gguf", "~/x.GGUF"]),
     "device": st.sampled_from(["auto", "cpu", "cuda"]),

@@ -608,3 +608,37 @@ def test_compare_plain_decodes_the_output_again_one_token_per_forward(
     assert f"plain decoding of the same {n} output tokens" in err
     decodes = [call for call in backend.calls if call.kind == "decode"]
     assert [call.ids[0] for call in decodes[-n:]] == list(edited.encode())
+
+
+def _damaging_session() -> EditSession:
+    # A rewrite that duplicates f: the edit would damage the file (copygram.decode.checked).
+    return EditSession(ScriptedBackend(reply=DOCUMENT + "\n\ndef f(x):\n    return 0\n"),
+                       mode="rewrite")
+
+
+def test_a_damaged_edit_is_not_written_without_force(
+    monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_session(monkeypatch, _damaging_session)
+    assert run_cli([str(doc), "-i", "x", "--in-place", "--quiet", "--show-program"]) == 1
+    err = capsys.readouterr().err
+    assert "would damage the file" in err and "f is defined 2 times" in err
+    assert "--- program (its edit would damage the file) ---" in err
+    _assert_untouched(doc)
+    assert run_cli([str(doc), "-i", "x", "--in-place", "--quiet", "--force"]) == 0
+    assert "writing a damaged edit (--force)" in capsys.readouterr().err
+    assert doc.read_text().count("def f(x):") == 2
+
+
+def test_a_kept_damaged_edit_is_not_written_without_force(
+    monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def keep() -> EditSession:
+        session = _damaging_session()
+        session.on_damage = "keep"
+        return session
+
+    use_session(monkeypatch, keep)
+    assert run_cli([str(doc), "-i", "x", "--in-place", "--quiet"]) == 1
+    assert "would damage the file" in capsys.readouterr().err
+    _assert_untouched(doc)

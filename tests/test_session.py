@@ -36,7 +36,8 @@ def test_the_public_names_come_from_the_decode_package() -> None:
 
 
 def test_edit_stream_and_replay_delegate_to_one_loop() -> None:
-    session = EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", ordered_copies=False)
+    session = EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", ordered_copies=False,
+                          on_damage="keep")
     result = session.edit(DOCUMENT, "x")
     events = list(session.stream(DOCUMENT, "x"))
     last = events[-1]
@@ -60,7 +61,7 @@ def test_prepare_builds_once_what_the_first_edit_would(monkeypatch: pytest.Monke
     tags = ScriptedBackend(DOCUMENT, PROGRAM)
     EditSession(tags, mode="rewrite").prepare()  # rewrite mode has no constraint to build
     assert built == []
-    session = EditSession(tags, syntax="lines", ordered_copies=False)
+    session = EditSession(tags, syntax="lines", ordered_copies=False, on_damage="keep")
     session.prepare()
     assert built == [tags]
     assert session.edit(DOCUMENT, "x").text == copygram.resolve(PROGRAM, DOCUMENT)

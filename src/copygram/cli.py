@@ -30,6 +30,8 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
     "drafts": ("copygram.bench.drafts",
                "rewrite mode's drafts vs prompt lookup, replayed on recorded outputs"),
     "serve": ("copygram.bench.serve", "copygram serve under concurrent edits: TTFT, latency"),
+    "kinds": ("copygram.bench.kinds",
+              "build edit rows of many kinds and sizes, judged by whole-file tests (issue 40)"),
 }
 
 

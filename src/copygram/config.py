@@ -52,6 +52,7 @@ __all__ = [
     "check_int",
     "check_mode",
     "check_number",
+    "check_on_damage",
     "check_syntax",
     "check_syntax_options",
     "check_tie_tolerance",
@@ -159,6 +160,16 @@ def check_engine(value: object) -> str:
 MODES: Final = ("program", "rewrite")
 
 
+ON_DAMAGE: Final = ("rewrite", "error", "keep")
+"""What a session does with an edit that would damage the file (copygram.decode.checked)."""
+
+
+def check_on_damage(value: object) -> str:
+    """``on_damage``: ``"rewrite"`` redoes a damaged program-mode edit in rewrite mode,
+    ``"error"`` refuses it, ``"keep"`` returns it marked (:mod:`copygram.decode.checked`)."""
+    return check_choice("on_damage", value, ON_DAMAGE)
+
+
 def check_mode(value: object) -> str:
     """An edit mode: ``"program"`` (the model writes an edit program) or ``"rewrite"`` (it
     rewrites the document, which drafts its own rewrite; docs/rewrite.md)."""
@@ -264,6 +275,9 @@ class SessionConfig:
     retry_unchanged: bool | None = None
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
     mode: str = "program"
+    # An edit that would damage the file (format markers in it, a parse it breaks, a definition
+    # duplicated) is redone in rewrite mode, refused or kept marked (decode.checked).
+    on_damage: str = "rewrite"
 
     def __post_init__(self) -> None:
         engine = check_engine(self.engine)
@@ -293,6 +307,7 @@ class SessionConfig:
             "retry_unchanged": program_retry_unchanged(self.retry_unchanged, syntax),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "mode": check_mode(self.mode),
+            "on_damage": check_on_damage(self.on_damage),
         }
         if checked["copy_to_end"] and not checked["ordered_copies"]:
             raise ConfigError("copy_to_end needs ordered_copies = true (the end of the document "

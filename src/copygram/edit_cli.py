@@ -18,11 +18,12 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from time import monotonic
-from typing import TYPE_CHECKING, Self, TextIO
+from typing import TYPE_CHECKING, Self, TextIO, cast
 
 from copygram import interrupts, split_lines
-from copygram.errors import ConfigError, GenerationError
+from copygram.errors import ConfigError, DamagedEditError, GenerationError
 from copygram.io import read_document, writable_target, write_text_atomic
+from copygram.language.damage import language_for_path
 from copygram.language.search_replace import SEARCH_REPLACE
 
 if TYPE_CHECKING:
@@ -53,6 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare-plain", action="store_true",
                         help="after the edit, decode its output again one token per forward "
                              "after the same prompt (plain decoding) and print both times")
+    parser.add_argument("--force", action="store_true",
+                        help="write an edit that would damage the file (the edit format's "
+                             "markers in it, a parse it breaks, a definition duplicated) instead "
+                             "of refusing it")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -130,15 +135,42 @@ def run(args: argparse.Namespace) -> int:
             # A Ctrl-C during the load may have been dropped inside native code (see
             # copygram.interrupts): act on it before the first token.
             interrupts.check()
-            result = _generate(session, document, args.instruction, progress)
+            result = _generate(session, document, args.instruction, progress,
+                               language_for_path(args.file))
+    except DamagedEditError as exc:
+        if args.show_program:
+            _print_program("program (its edit would damage the file)", exc.partial_program)
+        if not args.force:
+            raise
+        result = cast("EditResult", exc.result)  # decode.checked attaches the damaged edit
+        print(f"copygram: writing a damaged edit (--force): {exc}", file=sys.stderr)
     except GenerationError as exc:
         if args.show_program:
             _print_program("partial program (the run failed)", exc.partial_program)
         raise
+    if result.damage and not args.force:  # on_damage = "keep": returned marked, not written
+        raise DamagedEditError(
+            "the edit would damage the file, so it was not written: "
+            + "; ".join(map(str, result.damage)) + " (--force writes it anyway)",
+            result=result, damage=result.damage)
     if args.show_program:
         _print_program("program", result.program_text)
+    _summarise(args, session, result)
+    if args.compare_plain:
+        _compare_plain(session, result)
+    interrupts.check()
+    write(result.text)
+    return 0
+
+
+def _summarise(args: argparse.Namespace, session: EditSession, result: EditResult) -> None:
+    """The run's one-line summary on stderr (and why a program-mode edit was redone)."""
     stats = result.stats
-    if not args.quiet and session.mode == "rewrite":
+    if not args.quiet and result.redone is not None:
+        print("copygram: program mode's edit would damage the file ("
+              + "; ".join(map(str, result.redone.damage)) + "); redone in rewrite mode",
+              file=sys.stderr)
+    if not args.quiet and (session.mode == "rewrite" or result.redone is not None):
         print(
             f"copygram: rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "
             f"accepted prediction tokens ({stats.rejected_tokens} rejected), "
@@ -158,11 +190,6 @@ def run(args: argparse.Namespace) -> int:
             f"(~{result.speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)",
             file=sys.stderr,
         )
-    if args.compare_plain:
-        _compare_plain(session, result)
-    interrupts.check()
-    write(result.text)
-    return 0
 
 
 def _compare_plain(session: EditSession, result: EditResult) -> None:
@@ -170,7 +197,7 @@ def _compare_plain(session: EditSession, result: EditResult) -> None:
     forward per token, what generating the output without copygram costs."""
     from copygram.decode.replay import plain_cost
 
-    output = result.raw if session.mode == "rewrite" else result.text
+    output = result.raw if session.mode == "rewrite" or result.redone else result.text
     plain = plain_cost(session.backend, output, result.stats.prompt_tokens)
     copied = result.stats.wall_s
     print(f"copygram: measured against plain decoding of the same {plain.output_tokens} output "
@@ -179,11 +206,12 @@ def _compare_plain(session: EditSession, result: EditResult) -> None:
 
 
 def _generate(session: EditSession, document: str, instruction: str,
-              progress: _Progress) -> EditResult:
+              progress: _Progress, language: str | None) -> EditResult:
     from copygram import CopyEvent, DoneEvent, GenTokenEvent
     from copygram.decode.completion import SpanEvent, TokenEvent
+    from copygram.decode.events import RedoEvent
 
-    for event in session.stream(document, instruction):
+    for event in session.stream(document, instruction, language=language):
         interrupts.check()
         if isinstance(event, GenTokenEvent) and event.drafted:
             # A verified draft of the document's own text (a head block's function written
@@ -195,6 +223,10 @@ def _generate(session: EditSession, document: str, instruction: str,
             progress.update(copied=len(event.token_ids))
         elif isinstance(event, CopyEvent):
             progress.update(copied=event.n_tokens)
+        elif isinstance(event, RedoEvent):
+            progress.status("the program's edit would damage the file ("
+                            + "; ".join(map(str, event.result.damage))
+                            + "); redoing it in rewrite mode")
         elif isinstance(event, DoneEvent):
             return event.result
     raise AssertionError("the decode loop ended without a result")  # pragma: no cover

@@ -69,6 +69,19 @@ class LengthError(GenerationError):
     rewrite the document twice and only a looping model reaches it."""
 
 
+class DamagedEditError(GenerationError):
+    """The edit would damage the file (:mod:`copygram.language.damage`: the format's markers in
+    it, a file that parsed and no longer does, a definition duplicated) and was not redone, or
+    was redone and still does. ``result`` is the damaged edit (its ``text`` is what would have
+    been written), ``damage`` what is wrong with it; ``partial_program`` is its program."""
+
+    def __init__(self, message: str, *, result: object, damage: tuple[object, ...]) -> None:
+        super().__init__(message, partial_program=str(getattr(result, "program_text", "")),
+                         stats=getattr(result, "stats", None))
+        self.result = result
+        self.damage = damage
+
+
 def missing_dependency(module: str, extra: str) -> MissingDependencyError:
     """The error to raise when ``import module`` failed inside an adapter needing ``extra``."""
     return MissingDependencyError(

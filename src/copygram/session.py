@@ -19,6 +19,7 @@ from copygram.config import (
     check_flag,
     check_int,
     check_mode,
+    check_on_damage,
     check_syntax_options,
     check_tie_tolerance,
     parse_config,
@@ -27,6 +28,7 @@ from copygram.config import (
     program_syntax,
     read_config,
 )
+from copygram.decode.checked import checked
 from copygram.decode.complete import stream_completion
 from copygram.decode.completion import Completion, CompletionEvent
 from copygram.decode.document import EditDocument
@@ -74,6 +76,7 @@ class EditSession:
         retry_unchanged: bool | None = None,
         tie_tolerance: float | None = None,
         mode: str = "program",
+        on_damage: str = "rewrite",
     ) -> None:
         # The checks of copygram.config, so that keywords and config files fail alike.
         check_engine(engine)
@@ -85,6 +88,8 @@ class EditSession:
         # most likely change; decode.unchanged), off for copy tags.
         retry_unchanged = program_retry_unchanged(retry_unchanged, syntax)
         self.mode = check_mode(mode)  # "rewrite": the model rewrites, the document drafts
+        # An edit that would damage the file: redone in rewrite mode, refused or kept marked.
+        self.on_damage = check_on_damage(on_damage)
         if max_new_tokens is not None:  # None: a budget derived from each document
             check_int("max_new_tokens", max_new_tokens, minimum=1)
         self.backend = backend
@@ -163,33 +168,49 @@ class EditSession:
                    copy_to_end=c.copy_to_end, verify_copies=c.verify_copies,
                    merge_retyped=c.merge_retyped, search_plan=c.search_plan,
                    search_scope=c.search_scope, retry_unchanged=c.retry_unchanged,
-                   tie_tolerance=c.tie_tolerance, mode=c.mode)
+                   tie_tolerance=c.tie_tolerance, mode=c.mode, on_damage=c.on_damage)
 
     # -- public API -----------------------------------------------------------------------------
 
-    def edit(self, document: str, instruction: str, prediction: str | None = None) -> EditResult:
+    def edit(self, document: str, instruction: str, prediction: str | None = None, *,
+             language: str | None = None) -> EditResult:
         """Edit ``document`` as ``instruction`` asks. Program mode: the text comes from
         :func:`resolve` of the program the model writes. Rewrite mode: the model's rewrite,
         drafted from ``prediction`` (default: the document), a surrounding code fence stripped
         (``EditResult.raw`` keeps the reply). A ``prediction`` in program mode is a
-        :class:`~copygram.errors.ConfigError`."""
-        for event in self.stream(document, instruction, prediction):
+        :class:`~copygram.errors.ConfigError`.
+
+        The result is checked before it is returned (:mod:`copygram.decode.checked`): an edit
+        that would damage the file (the format's markers in it, a parse it breaks, a definition
+        duplicated) is redone in rewrite mode, or raises
+        :class:`~copygram.errors.DamagedEditError`, as ``on_damage`` says. ``language``: the
+        document's (``"python"``, ``"javascript"``, ...:
+        :data:`copygram.language.damage.LANGUAGES`); ``None`` guesses it from the text."""
+        for event in self.stream(document, instruction, prediction, language=language):
             if isinstance(event, DoneEvent):
                 return event.result
         raise AssertionError("the decode loop ended without a result")  # pragma: no cover
 
-    def stream(self, document: str, instruction: str,
-               prediction: str | None = None) -> Iterator[Event]:
-        """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent."""
+    def stream(self, document: str, instruction: str, prediction: str | None = None, *,
+               language: str | None = None) -> Iterator[Event]:
+        """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent (a
+        program-mode edit redone in rewrite mode yields a RedoEvent, then rewrite mode's)."""
         doc = EditDocument(document, self.backend.tokenize)
         policy = SamplingPolicy(self.sampling)
         if self.mode == "rewrite":
-            return stream_rewrite(self.plan(), doc, instruction, policy, prediction)
+            events = stream_rewrite(self.plan(), doc, instruction, policy, prediction)
+            return checked(events, document, on_damage=self.on_damage, language=language)
         if prediction is not None:
             raise ConfigError("a prediction drafts a rewrite, and this session writes edit "
                               'programs: use mode="rewrite" (EditSession(..., mode="rewrite") '
                               'or mode = "rewrite" in the config)')
-        return stream_edit(self.plan(), doc, instruction, policy)
+        rewrite = self.derive(mode="rewrite")
+
+        def redo() -> Iterator[Event]:
+            return stream_rewrite(rewrite.plan(), doc, instruction, policy)
+
+        return checked(stream_edit(self.plan(), doc, instruction, policy), document,
+                       on_damage=self.on_damage, language=language, redo=redo)
 
     def prompt(self, document: str, instruction: str) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it
@@ -264,7 +285,8 @@ class EditSession:
             ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
             verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
             search_plan=self.search_plan, search_scope=self.search_scope,
-            retry_unchanged=self.retry_unchanged, tie_tolerance=self.tie_tolerance, mode=mode)
+            retry_unchanged=self.retry_unchanged, tie_tolerance=self.tie_tolerance, mode=mode,
+            on_damage=self.on_damage)
         other._token_bytes = self._token_bytes
         return other
 

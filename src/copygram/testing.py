@@ -10,6 +10,8 @@ program it answers any prompt with that text, byte by byte, then EOS (for plain 
 a rewrite baseline). With neither it predicts EOS after the prompt and is lost after any other
 token: a recorder for code that feeds known tokens (the teacher-forced baselines).
 :class:`TwoMindsBackend` replies one text but holds a second as its runner-up.
+:class:`PromptedBackend` replies to each prompt by what the prompt says (a program to program
+mode's prompt, a rewrite to rewrite mode's).
 :class:`SplitPromptBackend` takes a prompt that arrives in several forwards (a plain greedy
 decode splices all but the prompt's last token, then decodes that one alone). Every forward is
 recorded in :attr:`ScriptedBackend.calls`; bad calls raise the
@@ -34,7 +36,8 @@ from copygram.language.syntaxes import get_syntax
 if TYPE_CHECKING:
     import llguidance
 
-__all__ = ["EOS", "Call", "ScriptedBackend", "SplitPromptBackend", "TwoMindsBackend"]
+__all__ = ["EOS", "Call", "PromptedBackend", "ScriptedBackend", "SplitPromptBackend",
+           "TwoMindsBackend"]
 
 EOS = 256
 """The fake vocabulary's one special token: ids 0..255 are the bytes."""
@@ -220,6 +223,22 @@ class TwoMindsBackend(ScriptedBackend):
                 token = following[0] if following else EOS
                 logits[token] = max(float(logits[token]), value)
         return logits
+
+
+@dataclass
+class PromptedBackend(ScriptedBackend):
+    """A :class:`ScriptedBackend` whose reply depends on its prompt: ``replies`` are ``(key,
+    reply)`` pairs, and a prompt gets the reply of the first key it holds (``""`` holds in any
+    prompt); none: EOS. For edits that run twice on one model, such as a damaged program-mode
+    edit redone in rewrite mode (:mod:`copygram.decode.checked`)."""
+
+    replies: tuple[tuple[str, str], ...] = ()
+
+    def _next_logits(self) -> npt.NDArray[np.float32]:
+        prompt = bytes(t for t in self._cache[: self._prompt_len] if t < EOS)
+        self._program_bytes = next((reply.encode("utf-8") for key, reply in self.replies
+                                    if key.encode("utf-8") in prompt), b"")
+        return super()._next_logits()
 
 
 class _ByteTokenizer:

@@ -91,7 +91,7 @@ def test_the_profile_re_decides_no_near_tie(backend: Backend) -> None:
 @pytest.mark.parametrize("edit", range(len(EDITS) + 1))
 def test_rewrite_mode_writes_plain_greedy_exactly(backend: Backend, edit: int) -> None:
     document, instruction = (EDITS + [(KEPT, "Change f5 to return x + 50.")])[edit]
-    session = EditSession(backend, mode="rewrite")
+    session = EditSession(backend, on_damage="keep", mode="rewrite")
     expected = plain(backend, session, document, instruction)
     tokens, result = rewrite(session, document, instruction=instruction)
     assert tokens == expected
@@ -111,7 +111,8 @@ def test_program_mode_writes_the_step_by_step_program_exactly(backend: Backend,
     expected = outcome(lambda: stepwise_program(backend, document, instruction,
                                                 max_new_tokens=160))
     for draft in (DraftConfig(max_tokens=0), None):
-        session = EditSession(backend, syntax="lines", max_new_tokens=160, draft=draft)
+        session = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=160,
+                              draft=draft)
         got = outcome(functools.partial(program_text, session, document, instruction))
         if got.startswith("error: ") and expected.startswith("error: "):
             # The session's repeat guard may stop a looping model before the budget that ends

@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from copygram.backends import BACKEND_KEYS, BackendConfig, default_threads, load
-from copygram.backends._common import DEFAULT_N_CTX, cap_context, gguf_context_length
+from copygram.backends._common import (
+    FALLBACK_N_CTX,
+    MAX_DEFAULT_N_CTX,
+    cap_context,
+    gguf_context_length,
+)
 from copygram.backends.model import default_model_path
 from copygram.errors import BackendError, ConfigError, MissingDependencyError
 
@@ -127,11 +132,18 @@ def test_default_model_missing_says_how_to_install(monkeypatch: pytest.MonkeyPat
 
 
 def test_cap_context(caplog: pytest.LogCaptureFixture) -> None:
+    assert (FALLBACK_N_CTX, MAX_DEFAULT_N_CTX) == (4096, 32768)
     with caplog.at_level(logging.WARNING, logger="copygram.backends"):
-        assert cap_context(None, 8192, "m") == DEFAULT_N_CTX
+        # No request: the trained context, so a file of real size fits with no config ...
+        assert cap_context(None, 8192, "m") == 8192
+        assert cap_context(None, 32768, "m") == 32768
         assert cap_context(None, 1024, "m") == 1024
+        # ... but no more than MAX_DEFAULT_N_CTX, whose KV cache llama.cpp allocates at load.
+        assert cap_context(None, 131072, "m") == MAX_DEFAULT_N_CTX
+        assert cap_context(65536, 131072, "m") == 65536  # asked for: up to the trained context
         assert cap_context(2048, 8192, "m") == 2048
-        assert cap_context(None, None, "m") == DEFAULT_N_CTX
+        assert cap_context(None, None, "m") == FALLBACK_N_CTX
+        assert cap_context(None, 0, "m") == FALLBACK_N_CTX
         assert cap_context(100_000, None, "m") == 100_000  # unknown: the caller asks the model
         assert not caplog.records
         assert cap_context(10_000, 8192, "m.gguf") == 8192
@@ -183,9 +195,24 @@ def test_load_default_llamacpp() -> None:
     assert backend.n_threads == 1  # type: ignore[attr-defined]
     backend.close()  # type: ignore[attr-defined]
     backend = load(BackendConfig(model="smollm2-135m", device="cpu"))  # a catalog name
-    assert backend.context_length == DEFAULT_N_CTX
+    assert backend.context_length == 8192  # no n_ctx: SmolLM2's trained context
     assert backend.n_threads == default_threads()  # type: ignore[attr-defined]
     backend.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.llamacpp
+def test_default_n_ctx_without_a_readable_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A header this reader cannot parse: the loader asks the loaded model, and the default is
+    # still the trained context, not the 4096 it loaded with first.
+    import copygram.backends.llamacpp as adapter
+
+    _default_model()
+    monkeypatch.setattr(adapter, "gguf_context_length", lambda path: None)
+    backend = load({"n_threads": 1})
+    try:
+        assert backend.context_length == 8192
+    finally:
+        backend.close()  # type: ignore[attr-defined]
 
 
 # -- threads ----------------------------------------------------------------------------------

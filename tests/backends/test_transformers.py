@@ -52,6 +52,19 @@ def test_splice_keeps_only_the_last_logits_row(backend: object) -> None:
     assert seen == [(1, 1, backend.vocab_size)]
 
 
+def test_n_ctx_is_a_limit_the_cache_grows(backend: object) -> None:
+    """The cache holds the tokens spliced, not n_ctx of them: its default, the trained context
+    (cap_context), costs no memory until used."""
+    from copygram.backends.transformers import TransformersBackend
+
+    assert isinstance(backend, TransformersBackend)
+    backend.truncate(0)
+    backend.splice(read_facts(backend).random_text(0, 40))
+    keys = backend.cache.layers[0].keys
+    assert backend.context_length == 2048
+    assert keys.shape[-2] == backend.cache.get_seq_length() == 40
+
+
 def test_truncate_to_zero_starts_a_fresh_cache(backend: object) -> None:
     from copygram.backends.transformers import TransformersBackend
 

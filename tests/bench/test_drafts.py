@@ -30,7 +30,7 @@ def test_the_replay_makes_the_forwards_rewrite_mode_makes(pair: tuple[str, str])
     budget = rewrite_budget(len(before.encode()))
     assume(len(after.encode()) < budget)  # the edit's whole reply
     backend = ScriptedBackend(reply=after)
-    session = EditSession(backend, mode="rewrite")
+    session = EditSession(backend, on_damage="keep", mode="rewrite")
     stats = session.edit(before, "x").stats
     plan = session.plan()
     prompt = prompt_ids(plan, before, "x")

@@ -49,7 +49,8 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
             handle.write(json.dumps({"id": row.id, "source": "", "lang": row.lang,
                                      "before": row.before, "instruction": row.instruction,
                                      "after": row.after, "meta": row.meta}) + "\n")
-    session = EditSession(SplitPromptBackend(PY_BUGGY, oracle(PY_BUGGY, PY_FIXED)), syntax="lines")
+    session = EditSession(SplitPromptBackend(PY_BUGGY, oracle(PY_BUGGY, PY_FIXED)), syntax="lines",
+                          on_damage="keep")
     configs: list[dict[str, object]] = []
 
     def from_config(config: dict[str, object]) -> EditSession:

@@ -131,17 +131,17 @@ def test_floor_row() -> None:
 
 def _quality(dataset: str, approach: str, *, valid: bool = True, passed: bool | None = True,
              exact: bool = False, sim: float = 0.5, wall: float = 1.0,
-             crashed: bool = False) -> RowQuality:
+             crashed: bool = False, damage: str = "", redone: str = "") -> RowQuality:
     return RowQuality(dataset, "r", approach, valid=valid, passed=passed, exact=exact,
                       unchanged=False, similarity=sim, wall_s=wall, decoded_tokens=3,
-                      crashed=crashed)
+                      crashed=crashed, damage=damage, redone=redone)
 
 
 def test_pool_json_shape_and_table(tmp_path: Path) -> None:
     rows = [
-        _quality("d1", "program", passed=True, exact=True, sim=1.0, wall=2.0),
+        _quality("d1", "program", passed=True, exact=True, sim=1.0, wall=2.0, redone="duplicate"),
         _quality("d1", "program", valid=False, passed=False, sim=0.0, wall=1.0, crashed=True),
-        _quality("d1", "rewrite", passed=False, sim=0.5, wall=4.0),
+        _quality("d1", "rewrite", passed=False, sim=0.5, wall=4.0, damage="marker,parse"),
         _quality("d2", "rewrite", passed=None, sim=0.25),
     ]
     pooled = json.loads(json.dumps(pool(rows)))
@@ -160,10 +160,23 @@ def test_pool_json_shape_and_table(tmp_path: Path) -> None:
     assert program["crashed"] == 1 and program["decoded_tokens"] == 6
     assert pooled["d2"]["rewrite"]["pass"] is None  # a set without tests
     table = markdown_table(pool(rows))
-    assert "| d1 | program | 1/2 | 1/2 | 1/2 | 0/2 | 1/2 | 0.500 | 3.0 |" in table
+    assert "| d1 | program | 1/2 | 1/2 | 1/2 | 0/2 | 1/2 | 0/2 | 1/2 | 0.500 | 3.0 |" in table
+    assert "| d1 | rewrite | 0/1 | 0/1 | 1/1 | 0/1 | 0/1 | 1/1 | 0/1 |" in table
+    assert (program["damaged"], program["redone"]) == (0, 1)
     assert "| d2 | rewrite | - |" in table
     assert "| all | rewrite | 0/1 | 0/2 |" in table
     assert list(pool(rows[:3])) == ["d1"]  # one set: no pooled entry
     pytest.importorskip("matplotlib")
     path = write_plot(tmp_path / "plots", pool(rows))
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_every_output_is_read_by_the_damage_check() -> None:
+    from copygram.bench.quality.scoring import score
+
+    row = quix_row()
+    clean, _ = score(row, "rewrite", QUIX_FIXED)
+    assert clean.damage == ""
+    damaged, _ = score(row, "rewrite", QUIX_FIXED + "=======\n")
+    assert damaged.damage == "marker,parse"
+    assert damaged.passed is False

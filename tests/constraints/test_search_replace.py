@@ -213,3 +213,27 @@ def test_with_heads_the_divider_is_forced_after_the_head_line() -> None:
                        heads=True)
     assert not accepts(DOC, BLOCK_OPEN + "def f(x):\n" + DIVIDER + BLOCK_CLOSE + BLOCK_OPEN
                        + "    y = x\n" + DIVIDER + BLOCK_CLOSE, heads=True)
+
+
+def test_a_replacement_may_not_write_the_formats_markers_into_the_file() -> None:
+    # Issue 40: a head block put a second divider and a SEARCH body inside its replacement, and
+    # both were written into the file. The constraint admits neither line, as the parse refuses.
+    for marker in (DIVIDER, BLOCK_OPEN):
+        text = BLOCK_OPEN + "    return 2\n" + DIVIDER + "    return 3\n" + marker + BLOCK_CLOSE
+        assert not accepts(DOC, text)
+        assert not parses(DOC, text)
+    # A document that has such a line may have it written again (a reStructuredText underline).
+    rst = "Title\n=======\n\nOld text.\n"
+    text = BLOCK_OPEN + "Old text.\n" + DIVIDER + "New\n=======\n" + BLOCK_CLOSE
+    assert accepts(rst, text)
+    assert parses(rst, text)
+    assert resolve(parse(text, rst), rst) == "Title\n=======\n\nNew\n=======\n"
+
+
+@given(st.text(alphabet="=<> SEARCHREPLACx", max_size=18))
+def test_a_replacement_line_is_anything_but_a_marker_line(text: str) -> None:
+    import re
+
+    words = [m.rstrip("\n") for m in (BLOCK_OPEN, DIVIDER, BLOCK_CLOSE)]
+    matched = re.fullmatch(line_except(*words), text + "\n") is not None
+    assert matched == (text not in words)

@@ -75,15 +75,15 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
     reference = outcome(lambda: stepwise_program(backend, document, instruction,
                                                  max_new_tokens=MAX_NEW_TOKENS, margins=margins))
     # The copy tags the step-by-step reference writes (head blocks: the test below).
-    plain = EditSession(backend, syntax="lines", max_new_tokens=MAX_NEW_TOKENS,
+    plain = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=MAX_NEW_TOKENS,
                         draft=DraftConfig(max_tokens=0))
-    drafted = EditSession(backend, syntax="lines", max_new_tokens=MAX_NEW_TOKENS)
+    drafted = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=MAX_NEW_TOKENS)
     runs = {
         "no drafts": outcome(lambda: plain.edit(document, instruction).program_text),
         "drafted": outcome(lambda: drafted.edit(document, instruction).program_text),
         "drafted, prompt cached": outcome(lambda: drafted.edit(document, instruction)
                                           .program_text),
-        "fresh session": outcome(lambda: EditSession(backend, syntax="lines",
+        "fresh session": outcome(lambda: EditSession(backend, on_damage="keep", syntax="lines",
                                                      max_new_tokens=MAX_NEW_TOKENS)
                                  .edit(document, instruction).program_text),
     }
@@ -128,7 +128,7 @@ def test_search_replace_blocks_do_not_depend_on_drafts_or_the_cache(backend: Bac
     document, instruction = DOCS[doc]
 
     def session(draft: DraftConfig | None = None) -> EditSession:
-        return EditSession(backend, syntax="search_replace", search_scope=scope,
+        return EditSession(backend, on_damage="keep", syntax="search_replace", search_scope=scope,
                            max_new_tokens=MAX_NEW_TOKENS, draft=draft)
 
     drafted = session()

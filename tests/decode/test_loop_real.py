@@ -63,7 +63,8 @@ def run_edit(backend: Backend, doc: int, mode: str) -> tuple[EditResult, int]:
             kwargs["draft"] = DraftConfig(max_tokens=0)
         elif mode == "outlines":
             kwargs["engine"] = "outlines"
-        session = EditSession(backend, syntax="lines", **kwargs)  # type: ignore[arg-type]
+        session = EditSession(backend, on_damage="keep", syntax="lines",
+                              **kwargs)  # type: ignore[arg-type]
         try:
             _RESULTS[key] = (session.edit(*DOCS[doc]), backend.n_tokens)
         except Exception as exc:  # noqa: BLE001 - kept so that later tests do not rerun it
@@ -121,7 +122,7 @@ def test_replay_of_the_oracle_program_beats_plain_decoding(backend: Backend) -> 
     before = "".join(f"x{i} = f({i})\n" for i in range(8))
     after = before.replace("x4 = f(4)", "x4 = g(4)")
     program: Program = copygram.language.oracle(before, after)
-    replay = EditSession(backend, syntax="lines").replay(before, program,
+    replay = EditSession(backend, on_damage="keep", syntax="lines").replay(before, program,
                                                          instruction="Use g for x4.")
     assert replay.text == after == resolve(program, before)
     assert replay.plain is not None
@@ -146,11 +147,11 @@ def test_outlines_engine_on_llamacpp(backend: Backend, doc: int) -> None:
 def test_config_can_leave_the_worked_example_out() -> None:
     try:
         session = EditSession.from_config({"backend": "llamacpp", "syntax": "lines",
-                                           "prompt_example": False})
+                                           "on_damage": "keep", "prompt_example": False})
     except BackendError as exc:
         pytest.skip(str(exc))
     assert session.prompt_builder == DefaultPromptBuilder(with_example=False)
-    full = EditSession(session.backend, syntax="lines")
+    full = EditSession(session.backend, on_damage="keep", syntax="lines")
     document, instruction = DOCS[0]
     shorter = len(prompt_ids(session.plan(), document, instruction))
     assert shorter < len(prompt_ids(full.plan(), document, instruction)) - 100

@@ -102,7 +102,7 @@ def test_rewrite_mode_writes_what_plain_greedy_decoding_writes(
     for _ in range(2):
         backend = (PatchyBatches(reply=reply, step_tolerance=1.0) if noisy
                    else ScriptedBackend(reply=reply))
-        session = EditSession(backend, mode="rewrite", draft=DRAFTS[draft])
+        session = EditSession(backend, on_damage="keep", mode="rewrite", draft=DRAFTS[draft])
         tokens, result = rewrite(session, before, prediction)
         assert tokens == expected
         assert result.raw == bytes(tokens).decode("utf-8", errors="replace")
@@ -116,11 +116,13 @@ def test_rewrite_mode_writes_what_plain_greedy_decoding_writes(
 def test_near_ties_are_re_decided_and_matter() -> None:
     reply = EDITED * 3
     expected = plain_greedy(reply, DOCUMENT)
-    session = EditSession(PatchyBatches(reply=reply, step_tolerance=1.0), mode="rewrite")
+    session = EditSession(PatchyBatches(reply=reply, step_tolerance=1.0), on_damage="keep",
+                          mode="rewrite")
     tokens, result = rewrite(session, DOCUMENT * 3)
     assert tokens == plain_greedy(reply, DOCUMENT * 3)
     assert result.stats.tie_steps > 0 and result.stats.drafted_tokens > 0
-    off = EditSession(PatchyBatches(reply=reply), mode="rewrite", tie_tolerance=0.0)
+    off = EditSession(PatchyBatches(reply=reply), on_damage="keep",
+                      mode="rewrite", tie_tolerance=0.0)
     assert rewrite(off, DOCUMENT * 3)[0] != tokens
     assert expected  # the reference itself is the reply
 
@@ -129,13 +131,13 @@ def test_a_document_that_is_mostly_kept_is_mostly_drafted() -> None:
     document = "".join(f"line {i} of the file\n" for i in range(40))
     reply = document.replace("line 20 of", "line twenty of")
     backend = ScriptedBackend(reply=reply)
-    tokens, result = rewrite(EditSession(backend, mode="rewrite"), document)
+    tokens, result = rewrite(EditSession(backend, on_damage="keep", mode="rewrite"), document)
     assert result.text == reply and tokens == list(reply.encode())
     stats = result.stats
     assert stats.drafted_tokens > len(tokens) * 0.8
     assert stats.forwards < len(tokens) / 3  # a forward per token without drafts
     assert stats.decoded_tokens + stats.drafted_tokens == len(tokens)
-    plain = EditSession(ScriptedBackend(reply=reply), mode="rewrite",
+    plain = EditSession(ScriptedBackend(reply=reply), on_damage="keep", mode="rewrite",
                         draft=DraftConfig(max_tokens=0))
     assert rewrite(plain, document)[1].stats.forwards == len(tokens)
 
@@ -145,7 +147,7 @@ def test_rewrite_mode_equals_the_quality_benchmark_baseline() -> None:
     # The baseline decodes the prompt's last token alone (one token per forward, as plain greedy
     # on a real model): a backend that knows where a split prompt ends.
     baseline = rewrite_decode(SplitPromptBackend(reply=reply), DOCUMENT, "Fix f.")
-    session = EditSession(ScriptedBackend(reply=reply), mode="rewrite")
+    session = EditSession(ScriptedBackend(reply=reply), on_damage="keep", mode="rewrite")
     result = session.edit(DOCUMENT, "Fix f.")
     assert (result.raw, result.text) == (baseline.raw, baseline.text) == (reply, EDITED)
     assert result.program_text == reply and result.stats.decoded_tokens < baseline.decoded_tokens
@@ -153,12 +155,12 @@ def test_rewrite_mode_equals_the_quality_benchmark_baseline() -> None:
 
 def test_the_prompt_is_the_rewrite_prompt_and_reproduces_the_edit() -> None:
     backend = ScriptedBackend(reply=EDITED)
-    session = EditSession(backend, mode="rewrite")
+    session = EditSession(backend, on_damage="keep", mode="rewrite")
     prompt = session.prompt(DOCUMENT, "Fix f.")
     assert prompt == RewritePromptBuilder().build(DOCUMENT, "Fix f.", backend)
     session.edit(DOCUMENT, "Fix f.")
     assert backend.calls[0].ids == tuple(backend.tokenize(prompt, special=True))
-    program = EditSession(backend, syntax="lines")
+    program = EditSession(backend, on_damage="keep", syntax="lines")
     assert program.prompt(DOCUMENT, "x") == DefaultPromptBuilder().build(DOCUMENT, "x", backend)
 
 
@@ -168,17 +170,18 @@ def test_program_mode_is_the_default_and_refuses_a_prediction() -> None:
     with pytest.raises(ConfigError, match='mode="rewrite"'):
         session.edit(DOCUMENT, "x", prediction=EDITED)
     with pytest.raises(ConfigError, match="'mode' = 'rewrte'.*did you mean 'rewrite'"):
-        EditSession(ScriptedBackend(), mode="rewrte")
+        EditSession(ScriptedBackend(), on_damage="keep", mode="rewrte")
 
 
 def test_a_document_that_does_not_fit_is_refused() -> None:
     backend = ScriptedBackend(reply=EDITED, context_length=300)
     with pytest.raises(DocumentError, match="does not fit"):
-        EditSession(backend, mode="rewrite").edit(DOCUMENT * 10, "x")
+        EditSession(backend, on_damage="keep", mode="rewrite").edit(DOCUMENT * 10, "x")
 
 
 def test_max_new_tokens_bounds_a_rewrite() -> None:
-    session = EditSession(ScriptedBackend(reply=EDITED), mode="rewrite", max_new_tokens=7)
+    session = EditSession(ScriptedBackend(reply=EDITED), on_damage="keep",
+                          mode="rewrite", max_new_tokens=7)
     result = session.edit(DOCUMENT, "x")
     assert result.raw == EDITED[:7] and result.stats.output_tokens == 7
 
@@ -197,6 +200,7 @@ def test_the_command_edits_in_rewrite_mode(monkeypatch: pytest.MonkeyPatch, tmp_
     path = tmp_path / "f.py"
     path.write_text(DOCUMENT)
     configs = use_session(monkeypatch, lambda: EditSession(ScriptedBackend(reply=EDITED),
+                                                           on_damage="keep",
                                                            mode="rewrite"))
     assert run_cli([str(path), "-i", "Fix f.", "--mode", "rewrite", "--in-place"]) == 0
     assert path.read_text() == EDITED and configs == [{"mode": "rewrite"}]
@@ -219,7 +223,7 @@ def test_sampled_verification_keeps_the_model_s_distribution() -> None:
 
 def test_sampled_rewrites_are_reproducible_with_a_seed() -> None:
     def run(seed: int) -> str:
-        session = EditSession(ScriptedBackend(reply=EDITED), mode="rewrite",
+        session = EditSession(ScriptedBackend(reply=EDITED), on_damage="keep", mode="rewrite",
                               sampling=Sampling(temperature=0.9, seed=seed))
         return session.edit(DOCUMENT, "x").raw
 
@@ -230,7 +234,7 @@ def test_sampled_rewrites_are_reproducible_with_a_seed() -> None:
 
 def test_scripted_eos_is_never_drafted() -> None:
     backend = ScriptedBackend(reply="ab")
-    tokens, result = rewrite(EditSession(backend, mode="rewrite"), "ab\n" * 20)
+    tokens, result = rewrite(EditSession(backend, on_damage="keep", mode="rewrite"), "ab\n" * 20)
     assert tokens == [ord("a"), ord("b")] and EOS not in tokens
     assert result.stats.rejected_tokens >= 0
 
@@ -246,9 +250,10 @@ def test_a_teacher_forced_rewrite_runs_the_loop_the_model_runs(
     # Where the budget cuts the model short, the teacher writes on: it writes all it is given.
     assume(len(reply.encode()) < rewrite_budget(len(before.encode())))
     model = ScriptedBackend(reply=reply)
-    _, result = rewrite(EditSession(model, mode="rewrite", draft=DRAFTS[draft]), before)
+    _, result = rewrite(EditSession(model, on_damage="keep",
+                                    mode="rewrite", draft=DRAFTS[draft]), before)
     other = ScriptedBackend(reply="something else entirely\n")
-    done = EditSession(other, mode="rewrite", draft=DRAFTS[draft]).replay_rewrite(
+    done = EditSession(other, on_damage="keep", mode="rewrite", draft=DRAFTS[draft]).replay_rewrite(
         before, reply, instruction="x")
     assert done.raw == result.raw == reply
     assert [(c.kind, c.ids) for c in other.calls] == [(c.kind, c.ids) for c in model.calls]
@@ -256,3 +261,22 @@ def test_a_teacher_forced_rewrite_runs_the_loop_the_model_runs(
     assert stats.decoded_tokens + stats.drafted_tokens == len(done.token_ids)
     assert (stats.forwards, stats.drafted_tokens, stats.rejected_tokens) == (
         result.stats.forwards, result.stats.drafted_tokens, result.stats.rejected_tokens)
+
+
+def test_a_closing_fence_never_opened_does_not_reach_the_file() -> None:
+    # Issue 40: a rewrite that ended with ``` and no line break after it kept the fence, a
+    # SyntaxError reported as success.
+    document = "def f():\n    return 1\n"
+    fixed = "def f():\n    return 2\n"
+    assert extract_document("def f():\n    return 2\n```", document) == fixed
+    assert extract_document("def f():\n    return 2\n```\n\nThat fixes it.\n", document) == fixed
+    assert extract_document("```python\ndef f():\n    return 2```", document) == fixed
+    assert extract_document("def f():\n    return 2~~~", document) == fixed
+    # A Markdown file keeps its own fences; only one beyond its count goes, at the end.
+    readme = "# T\n\n```sh\nmake\n```\n"
+    assert extract_document(readme + "```\n", readme) == readme
+    assert extract_document(readme.replace("make", "make test"), readme) == (
+        readme.replace("make", "make test"))
+    # A document whose lines end with a fence marker keeps such an ending.
+    quoted = "s = '''\n```'''\n"
+    assert extract_document(quoted, quoted) == quoted

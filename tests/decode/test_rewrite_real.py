@@ -71,7 +71,7 @@ def test_rewrite_mode_is_plain_greedy_decoding(backend: Backend, edit: int) -> N
     # other way once drafts grew to 64 tokens). Exact equality on every batch shape is what the
     # batch-invariant suite asserts (tests/backends/invariant_suite.py).
     document, instruction = EDITS[edit]
-    session = EditSession(backend, mode="rewrite")
+    session = EditSession(backend, on_damage="keep", mode="rewrite")
     prompt = backend.tokenize(session.prompt(document, instruction), special=True)
     first, result = rewrite(session, document, instruction=instruction)
     assert_plain_greedy(backend, prompt, first, rewrite_budget(len(backend.tokenize(document))))
@@ -79,13 +79,14 @@ def test_rewrite_mode_is_plain_greedy_decoding(backend: Backend, edit: int) -> N
     # The same input gives the same forwards, so the same output, every run.
     again, _ = rewrite(session, document, instruction=instruction)  # its prompt now cached
     assert again == first
-    fresh, _ = rewrite(EditSession(backend, mode="rewrite"), document, instruction=instruction)
+    fresh, _ = rewrite(EditSession(backend, on_damage="keep", mode="rewrite"), document,
+                       instruction=instruction)
     assert fresh == first
 
 
 def test_a_file_the_model_keeps_is_drafted(backend: Backend) -> None:
     instruction = "Change f5 to return x + 50."
-    session = EditSession(backend, mode="rewrite")
+    session = EditSession(backend, on_damage="keep", mode="rewrite")
     tokens, result = rewrite(session, KEPT, instruction=instruction)
     prompt = backend.tokenize(session.prompt(KEPT, instruction), special=True)
     assert_plain_greedy(backend, prompt, tokens, rewrite_budget(len(backend.tokenize(KEPT))))
@@ -95,7 +96,7 @@ def test_a_file_the_model_keeps_is_drafted(backend: Backend) -> None:
 
 
 def test_complete_with_and_without_a_prediction(backend: Backend) -> None:
-    session = EditSession(backend)
+    session = EditSession(backend, on_damage="keep")
     messages = [{"role": "user", "content": f"Repeat this code exactly:\n{EDITS[0][0]}"}]
     prompt = backend.tokenize(backend.chat_prompt(messages), special=True)
     for prediction in (None, EDITS[0][0]):

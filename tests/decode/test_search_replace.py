@@ -36,7 +36,8 @@ def session_writing(reply: str, **kwargs: object) -> EditSession:
     """Blocks of the lines they change (``search_scope="lines"``) unless ``kwargs`` say else."""
     backend = ScriptedBackend(DOCUMENT, reply=reply)
     options = {"search_scope": "lines", **kwargs}
-    return EditSession(backend, syntax="search_replace", **options)  # type: ignore[arg-type]
+    return EditSession(backend, on_damage="keep",
+                       syntax="search_replace", **options)  # type: ignore[arg-type]
 
 
 def test_the_blocks_the_model_writes_are_the_edit() -> None:
@@ -66,7 +67,7 @@ def test_any_rendered_edit_comes_out_as_its_result(edit: tuple[str, Program]) ->
     except CopygramError:
         return  # an edit blocks cannot spell (tests/test_search_replace.py)
     backend = ScriptedBackend(document, reply=blocks)
-    session = EditSession(backend, syntax="search_replace", search_scope="lines",
+    session = EditSession(backend, on_damage="keep", syntax="search_replace", search_scope="lines",
                           max_new_tokens=1 << 14)
     events = list(session.stream(document, "edit"))
     done = events[-1]
@@ -206,7 +207,8 @@ def test_merge_retyped_needs_blocks() -> None:
     with pytest.raises(ConfigError, match="merge_retyped"):
         parse_config({"syntax": "lines", "merge_retyped": True})
     with pytest.raises(ConfigError, match="merge_retyped"):
-        EditSession(ScriptedBackend(DOCUMENT, reply=""), syntax="compact", merge_retyped=True)
+        EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep",
+                    syntax="compact", merge_retyped=True)
     assert parse_config({"syntax": "search_replace",
                          "merge_retyped": True}).session.merge_retyped
 
@@ -259,7 +261,8 @@ def test_the_head_scope_needs_blocks() -> None:
     with pytest.raises(ConfigError, match="search_scope"):
         parse_config({"syntax": "lines", "search_scope": "head"})
     with pytest.raises(ConfigError, match="search_scope"):
-        EditSession(ScriptedBackend(DOCUMENT, reply=""), syntax="lines", search_scope="head")
+        EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep",
+                    syntax="lines", search_scope="head")
     session = EditSession.from_config({"syntax": "search_replace", "search_scope": "head"},
                                       backend=ScriptedBackend(DOCUMENT, reply=""))
     assert session.search_scope == "head" and session.plan().search_scope == "head"
@@ -284,7 +287,7 @@ def test_program_mode_writes_head_blocks_by_default() -> None:
     # A written-out config reads back the same (to_dict writes the resolved names).
     assert parse_config(parse_config({}).to_dict()).session == config
     # The outlines engine compiles one regex, which cannot hold blocks: copy tags there.
-    tags = EditSession(ScriptedBackend(DOCUMENT, reply=""), engine="outlines")
+    tags = EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep", engine="outlines")
     assert (tags.syntax, tags.search_scope) == ("lines", "lines")
     assert parse_config({"engine": "outlines"}).session.syntax == "lines"
     with pytest.raises(ConfigError, match='engine "outlines" write copy tags: syntax = "lines"'):

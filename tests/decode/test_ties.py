@@ -57,10 +57,11 @@ CONFIGS: list[dict[str, object]] = [
 
 def test_noisy_batched_rows_flip_greedy_choices_unless_re_decided() -> None:
     noisy = NoisyBatches(DOCUMENT, PROGRAM, step_tolerance=1.0)
-    result = EditSession(noisy, syntax="lines").edit(DOCUMENT, "x")
+    result = EditSession(noisy, on_damage="keep", syntax="lines").edit(DOCUMENT, "x")
     assert result.program == PROGRAM and result.stats.tie_steps > 0
     # The same backend with re-decision off writes something else.
-    off = EditSession(NoisyBatches(DOCUMENT, PROGRAM), syntax="lines", tie_tolerance=0.0, max_new_tokens=200)
+    off = EditSession(NoisyBatches(DOCUMENT, PROGRAM), on_damage="keep",
+                      syntax="lines", tie_tolerance=0.0, max_new_tokens=200)
     try:
         written = off.edit(DOCUMENT, "x").program_text
     except GenerationError as exc:
@@ -69,15 +70,18 @@ def test_noisy_batched_rows_flip_greedy_choices_unless_re_decided() -> None:
 
 
 def test_a_session_s_tie_tolerance_overrides_the_backend_s() -> None:
-    session = EditSession(NoisyBatches(DOCUMENT, PROGRAM), syntax="lines", tie_tolerance=0.75)
+    session = EditSession(NoisyBatches(DOCUMENT, PROGRAM), on_damage="keep",
+                          syntax="lines", tie_tolerance=0.75)
     assert session.edit(DOCUMENT, "x").program == PROGRAM
 
 
 def test_sampling_is_never_re_decided() -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM, step_tolerance=50.0)
-    sampled = EditSession(backend, syntax="lines", sampling=Sampling(temperature=0.5, seed=1))
+    sampled = EditSession(backend, on_damage="keep",
+                          syntax="lines", sampling=Sampling(temperature=0.5, seed=1))
     assert sampled.edit(DOCUMENT, "x").stats.tie_steps == 0
-    greedy = EditSession(ScriptedBackend(DOCUMENT, PROGRAM, step_tolerance=50.0), syntax="lines")
+    greedy = EditSession(ScriptedBackend(DOCUMENT, PROGRAM, step_tolerance=50.0), on_damage="keep",
+                         syntax="lines")
     assert greedy.edit(DOCUMENT, "x").stats.tie_steps > 0  # every batched row is "near"
 
 
@@ -91,7 +95,8 @@ def test_any_batch_shapes_give_the_step_by_step_program(data: st.DataObject, doc
     runs = []
     for _ in range(2):
         backend = NoisyBatches(document, program, step_tolerance=1.0)
-        result = EditSession(backend, syntax="lines", **kwargs).edit(document, "x")  # type: ignore[arg-type]
+        result = EditSession(backend, on_damage="keep",
+                             syntax="lines", **kwargs).edit(document, "x")  # type: ignore[arg-type]
         runs.append((result.program_text, [call.kind for call in backend.calls]))
     assert runs[0][0] == render(program)
     assert runs[0] == runs[1]  # same input, same forwards, same output

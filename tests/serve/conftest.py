@@ -53,7 +53,8 @@ MakeClient = Callable[..., "TestClient"]
 
 @pytest.fixture
 def make_client() -> Iterator[MakeClient]:
-    """``make_client(backend=None, syntax="lines", **options of create_app)``: a started
+    """``make_client(backend=None, syntax="lines", on_damage="rewrite", **options of
+    create_app)``: a started
     TestClient (its lifespan run) around ``EditSession(backend, syntax=syntax)`` (the scripted
     programs are copy tags; ``None``: program mode's default, head blocks); the default backend
     edits :data:`DOCUMENT`."""
@@ -66,9 +67,11 @@ def make_client() -> Iterator[MakeClient]:
     def make(backend: ScriptedBackend | None = None, *, api_key: str | None = None,
              max_body_bytes: int = 1 << 16, max_waiting: int = 16,
              timeout_s: float = 60.0, cors_origins: Sequence[str] = (),
-             model_id: str = MODEL, syntax: str | None = "lines") -> TestClient:
+             model_id: str = MODEL, syntax: str | None = "lines",
+             on_damage: str = "rewrite") -> TestClient:
         model = backend if backend is not None else FlakyBackend(DOCUMENT, PROGRAM)
-        app = create_app(lambda: EditSession(model, syntax=syntax), model_id=model_id,
+        app = create_app(lambda: EditSession(model, syntax=syntax, on_damage=on_damage),
+                         model_id=model_id,
                          api_key=api_key, max_body_bytes=max_body_bytes, max_waiting=max_waiting,
                          timeout_s=timeout_s, cors_origins=cors_origins)
         client = TestClient(app, raise_server_exceptions=False)

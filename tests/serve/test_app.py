@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from copygram.decode.prompt import REWRITE_SYSTEM
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
-from copygram.testing import ScriptedBackend, TwoMindsBackend
+from copygram.testing import PromptedBackend, ScriptedBackend, TwoMindsBackend
 from tests.serve.conftest import DOCUMENT, EDITED, MODEL, PROGRAM, FlakyBackend, MakeClient
 
 if TYPE_CHECKING:
@@ -190,6 +191,29 @@ def test_a_streamed_block_that_changed_nothing_is_taken_back_and_written_again(
             assert program.encode()[start:end].decode() == token["text"]
     first_after = next(e for e in after if e["type"] == "token")
     assert first_after["start"] == retract["start"] and first_after["text"] == "2"
+
+
+def test_a_damaging_program_is_redone_in_rewrite_mode_and_streamed(
+        make_client: MakeClient) -> None:
+    head = "def f(x):\n"
+    twice = (f"{BLOCK_OPEN}{head}{DIVIDER}{head}    return x + 2\n\n\n{head}    return 0\n"
+             f"{BLOCK_CLOSE}")
+    backend = PromptedBackend(DOCUMENT, replies=((REWRITE_SYSTEM, EDITED), ("", twice)))
+    client = make_client(backend, syntax=None)
+    body = client.post("/v1/edits", json=EDIT).json()
+    assert body["text"] == EDITED and body["program"] == EDITED  # the rewrite's reply
+    events = [e for e in sse_events(client.post("/v1/edits", json={**EDIT, "stream": True}).text)
+              if isinstance(e, dict)]
+    kinds = [e["type"] for e in events]
+    redo = events[kinds.index("redo")]
+    assert any("f is defined 2 times" in d for d in redo["damage"])
+    after = events[kinds.index("redo") + 1:]
+    assert "".join(e["text"] for e in after if e["type"] == "text") == EDITED
+    assert events[-1]["type"] == "done" and events[-1]["text"] == EDITED
+    # Refused where it cannot be redone: a 500 that names the damage, and the server goes on.
+    refused = make_client(backend, syntax=None, on_damage="error").post("/v1/edits", json=EDIT)
+    assert_openai_error(refused, 500)
+    assert refused.json()["error"]["code"] == "damaged_edit"
 
 
 def sse_events(text: str) -> list[Any]:

@@ -35,7 +35,7 @@ def cached(body: dict[str, Any]) -> int:
 
 def test_an_edits_sampling_is_its_own_and_the_servers_stays_greedy(
         make_client: MakeClient) -> None:
-    client = make_client(ScriptedBackend(reply=REPLY))
+    client = make_client(ScriptedBackend(reply=REPLY), on_damage="keep")
     hot = {**REWRITE, "temperature": 2.0, "seed": 7}
     first = client.post("/v1/edits", json=hot).json()
     assert first["text"] != REPLY  # at temperature 2 the scripted model's 10-logit margin loses
@@ -45,7 +45,7 @@ def test_an_edits_sampling_is_its_own_and_the_servers_stays_greedy(
 
 
 def test_max_tokens_cuts_a_rewrite_with_finish_reason_length(make_client: MakeClient) -> None:
-    client = make_client(ScriptedBackend(reply=REPLY))
+    client = make_client(ScriptedBackend(reply=REPLY), on_damage="keep")
     whole = client.post("/v1/edits", json=REWRITE).json()
     assert whole["finish_reason"] == "stop" and whole["text"] == REPLY
     short = client.post("/v1/edits", json={**REWRITE, "max_tokens": 5}).json()
@@ -56,7 +56,7 @@ def test_max_tokens_cuts_a_rewrite_with_finish_reason_length(make_client: MakeCl
 
 def test_max_tokens_ends_a_program_with_length_and_the_partial_program(
         make_client: MakeClient) -> None:
-    client = make_client()
+    client = make_client(on_damage="keep")
     response = client.post("/v1/edits", json={**EDIT, "max_tokens": 3})
     assert response.status_code == 200, response.text
     body = response.json()
@@ -80,10 +80,12 @@ def test_a_program_cut_by_the_context_ends_with_length_whatever_max_tokens_asks(
     # A context that holds the prompt and the document with the room check's 64 tokens to
     # spare, but not the whole program: the run ends on the room left, which is a "length" as
     # much as the client's own max_tokens is (it was a 500 before), with or without max_tokens.
-    prompt = make_client().post("/v1/edits", json=EDIT).json()["usage"]["prompt_tokens"]
+    client = make_client(on_damage="keep")
+    prompt = client.post("/v1/edits", json=EDIT).json()["usage"]["prompt_tokens"]
     context = prompt + len(DOCUMENT.encode()) + 64
     assert len(FULL_PROGRAM.encode()) > context - prompt - len(DOCUMENT.encode()) - 8
-    client = make_client(ScriptedBackend(DOCUMENT, PROGRAM, context_length=context))
+    client = make_client(ScriptedBackend(DOCUMENT, PROGRAM, context_length=context),
+                         on_damage="keep")
     for extra in ({}, {"max_tokens": 10_000}):
         response = client.post("/v1/edits", json={**EDIT, **extra})
         assert response.status_code == 200, response.text
@@ -120,7 +122,7 @@ def test_cached_tokens_count_the_prompt_prefix_the_last_request_left(
 
 
 def test_cached_tokens_of_edits_in_both_modes(make_client: MakeClient) -> None:
-    client = make_client()
+    client = make_client(on_damage="keep")
     first = client.post("/v1/edits", json=EDIT).json()
     assert cached(first) == 0
     again = client.post("/v1/edits", json=EDIT).json()
@@ -139,7 +141,7 @@ PREFLIGHT = {"origin": "http://localhost:3000", "access-control-request-method":
 
 
 def test_cors_is_off_by_default(make_client: MakeClient) -> None:
-    client = make_client()
+    client = make_client(on_damage="keep")
     response = client.options("/v1/chat/completions", headers=PREFLIGHT)
     assert response.status_code == 405
     assert "access-control-allow-origin" not in response.headers

@@ -8,7 +8,8 @@
 The config is read and checked by :mod:`copygram.config` (one reader, one key check); each
 adapter makes its own device decision, resolves the model (a catalog name through
 :func:`copygram.catalog.resolve_model`, which fetches it on first use), checks the file and caps
-``n_ctx`` at the model's trained context (:func:`copygram.backends._common.cap_context`).
+``n_ctx`` at the model's trained context, which is also its default, up to 32768
+(:func:`copygram.backends._common.cap_context`).
 """
 
 from __future__ import annotations

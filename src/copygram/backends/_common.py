@@ -20,8 +20,20 @@ logger = logging.getLogger("copygram.backends")
 """Notes about the backend that are not errors (n_ctx capped at the trained context). Python's
 last-resort handler prints them on stderr when the application configures no logging."""
 
-DEFAULT_N_CTX = 4096
-"""Context size used when the config gives none (or the model's training context if smaller)."""
+MAX_DEFAULT_N_CTX = 32768
+"""Most context allocated when the config gives no ``n_ctx``: the model's trained context up to
+this. 32768 is Qwen2.5-Coder's trained context, and a program-mode edit needs the prompt plus
+the document's tokens again: 32768 holds a document of ~16,300 tokens (1,354 lines of
+copygram's own source at 12 tokens a line, ~2,000 at 8). A larger default would cost memory
+that no edit uses: llama.cpp allocates and clears the KV cache for the whole context at load
+(f16, 28 KiB a token for Qwen2.5-Coder-1.5B: +786 MiB RSS and ~2 s more load at 32768 than at
+4096 on a 2-vCPU VM; Llama-3.1-8B, trained on 131072, would take 16 GiB there). A decode step
+reads only the cells in use, so a short edit costs the same at any n_ctx (docs/config.md). An
+explicit ``n_ctx`` may go up to the trained context."""
+
+FALLBACK_N_CTX = 4096
+"""The default context where the trained context is unknown: a Transformers model whose config
+has no ``max_position_embeddings`` (llama.cpp is asked when a GGUF header gives none)."""
 
 
 def model_source(config: BackendConfig) -> str | Path:
@@ -38,13 +50,15 @@ def model_source(config: BackendConfig) -> str | Path:
 
 
 def cap_context(requested: int | None, trained: int | None, model: str) -> int:
-    """The context to allocate: ``requested`` (default :data:`DEFAULT_N_CTX`) but never more
-    than the ``trained`` context of the model (unknown: ``None``). A request above it is capped
-    with a warning on :data:`logger`: positions past the training length give garbage."""
+    """The context to allocate: ``requested``, but never more than the ``trained`` context of the
+    model (unknown: ``None``). A request above it is capped with a warning on :data:`logger`:
+    positions past the training length give garbage. No request: the trained context up to
+    :data:`MAX_DEFAULT_N_CTX` (a file of real size fits with no config), or
+    :data:`FALLBACK_N_CTX` where the trained context is unknown."""
     if trained is None or trained <= 0:
-        return requested or DEFAULT_N_CTX
+        return requested or FALLBACK_N_CTX
     if requested is None:
-        return min(DEFAULT_N_CTX, trained)
+        return min(trained, MAX_DEFAULT_N_CTX)
     if requested > trained:
         logger.warning(
             "n_ctx = %d is more than %s was trained on; using its trained context, n_ctx = %d",

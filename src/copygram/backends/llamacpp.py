@@ -1,9 +1,9 @@
 """The llama.cpp backend (llama-cpp-python 0.3.36): GGUF models on CPU (or a GPU build).
 
-Loading SmolLM2-135M Q4_1 takes ~0.2 s and ~200 MB RSS. The adapter owns its loading decisions:
-the device (all layers offloaded when the build can and ``device`` allows), the model file's
-check, the context (``n_ctx``, capped at the trained context read from the GGUF header before
-the KV cache is allocated) and the threads (:func:`~copygram.backends._common.default_threads`).
+Loading SmolLM2-135M Q4_1: ~0.2 s, ~200 MB RSS + its KV cache (180 MiB at n_ctx 8192, its default).
+The adapter owns its loading decisions: the device (all layers offloaded when the build can and
+``device`` allows), the model file's check, ``n_ctx`` (capped at the trained context read from the
+GGUF header before the KV cache is allocated), the threads (``_common.default_threads``).
 
 Batches are filled through numpy views of one ``llama_batch`` allocated at load time, so building
 a 512-token batch costs microseconds, not a Python loop over ctypes fields.
@@ -182,8 +182,8 @@ class LlamaCppBackend:
         batch_invariant: BatchInvariance = "auto",
         costs: tuple[tuple[int, float], ...] | None = None,
     ) -> None:
-        """Load ``model_path`` (a GGUF file). ``n_ctx``: default 4096, capped at the model's
-        trained context (with a warning when asked for more); ``n_threads``: default
+        """Load ``model_path`` (a GGUF file). ``n_ctx``: default the trained context up to 32768,
+        capped there (with a warning when asked for more: ``cap_context``); ``n_threads``: default
         :func:`~copygram.backends._common.default_threads`; ``device``: ``"auto"`` offloads every
         layer when this llama-cpp-python build can, ``"cuda"`` requires that, ``"cpu"`` never.
 

@@ -207,8 +207,8 @@ class TransformersBackend:
         costs: tuple[tuple[int, float], ...] | None = None,
     ) -> None:
         """Load ``model`` (a GGUF file, dequantized; or a Hugging Face folder or hub name) on
-        ``device`` (``"auto"``: CUDA when torch sees a GPU). ``n_ctx``: default 4096, capped at
-        the model's ``max_position_embeddings`` (with a warning when asked for more);
+        ``device`` (``"auto"``: CUDA when torch sees a GPU). ``n_ctx``: a limit only, the cache
+        grows as it fills; default ``max_position_embeddings`` up to 32768, capped there;
         ``n_threads``: torch's default unless given (set process-wide); ``costs``: forward
         costs measured on this machine (:mod:`~copygram.backends.curves`), which
         :attr:`batch_profile` then gives in place of the built-in curve."""

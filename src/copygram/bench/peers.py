@@ -169,11 +169,16 @@ def llama_model(config: BackendConfig, n_ctx: int, lookup_k: int | None = None) 
     return llama_cpp.Llama(str(path), **options)
 
 
+LOOKUP_MAX_CTX = 8192
+"""The context of llama.cpp's prompt-lookup peer at most (its logits buffer: n_ctx x the
+vocabulary x 4 bytes, ~5 GB for Qwen2.5 at 8192)."""
+
+
 def run_llamacpp_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow],
                        k: int = 10) -> list[PeerRun]:
     """``LlamaPromptLookupDecoding`` vs plain greedy, both in llama-cpp-python."""
     plain = llama_model(config, backend.context_length)
-    peer = llama_model(config, backend.context_length, k)
+    peer = llama_model(config, min(backend.context_length, LOOKUP_MAX_CTX), k)
     runs = []
     for row, prompt, max_new in _fitting(backend, rows):
         base = llama_greedy(plain, prompt, max_new, backend.eos_token_ids)
@@ -182,7 +187,7 @@ def run_llamacpp_peers(backend: Backend, config: BackendConfig, rows: Sequence[E
         except ValueError as exc:
             # llama-cpp-python 0.3.x can overrun its score buffer while verifying a draft.
             print(f"peer failed on {row.id}: {exc}", file=sys.stderr)
-            peer = llama_model(config, backend.context_length, k)
+            peer = llama_model(config, min(backend.context_length, LOOKUP_MAX_CTX), k)
             continue
         runs.append(PeerRun("llama.cpp LlamaPromptLookupDecoding", row.id, k, len(base.tokens),
                             base.seconds, len(lookup.tokens), lookup.seconds,
@@ -339,7 +344,10 @@ def lookup_generator(backend: Backend, config: BackendConfig, k: int = 10) -> Lo
     tokens, or a full context."""
     eos = backend.eos_token_ids
     if config.backend != "transformers":
-        return _LlamaLookup(config, backend.context_length, eos, k)
+        # Its draft model keeps logits for every position of the context (n_ctx rows of the
+        # vocabulary): at a 32k trained context and Qwen2.5's 152k vocabulary ~20 GB. Capped;
+        # a row past the cap fails on the peer alone.
+        return _LlamaLookup(config, min(backend.context_length, LOOKUP_MAX_CTX), eos, k)
     return _HfLookup(_hf_model(config), backend.context_length, eos, k)
 
 

@@ -14,6 +14,10 @@ The edit sets that carry tests (see :data:`TESTED_DATASETS`) store them in ``met
 * ``quixbugs_python``: ``meta["tests"]`` is a plain script (plain ``assert`` lines, or
   ``testN()`` functions called at its end, defining any helper class such as ``Node`` itself)
   that refers to the function by name; the program run is ``candidate + tests``.
+* ``kinds_python`` / ``kinds_js`` (``copygram bench kinds``, :mod:`copygram.bench.kinds`), or any
+  row whose ``meta`` has :data:`TEST_PROGRAM_KEY`: a whole-file test program (every assembled
+  problem's tests, and the kind's own checks) that runs after the candidate as it is, Python with
+  the interpreter, JS with node and the preamble above; no ``check`` call is appended.
 
 Each run happens in a fresh temporary directory (removed afterwards), in its own session and
 process group (killed as a whole on timeout), with stdin closed, a minimal environment, output
@@ -42,6 +46,7 @@ from copygram.bench.data import EditRow
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "TESTED_DATASETS",
+    "TEST_PROGRAM_KEY",
     "TestOutcome",
     "harness_program",
     "has_tests",
@@ -59,8 +64,13 @@ TESTED_DATASETS: tuple[str, ...] = (
     "quixbugs_python",
     "humanevalfix_decl_python",
     "humanevalfix_decl_js",
+    "kinds_python",
+    "kinds_js",
 )
 """The sets whose rows carry runnable tests (the first three are ``bench quality``'s default)."""
+
+TEST_PROGRAM_KEY = "test_program"
+"""The ``meta`` key of a whole-file test program (``copygram bench kinds``' rows)."""
 
 TAIL_CHARS = 800
 OUTPUT_CAP_BYTES = 8 << 20  # RLIMIT_FSIZE of the test process: its output file stops here
@@ -129,7 +139,7 @@ def _language(row: EditRow | Mapping[str, object]) -> str | None:
 
 def _test_text(row: EditRow | Mapping[str, object]) -> str | None:
     meta = _meta(row)
-    for key in ("test", "tests"):
+    for key in (TEST_PROGRAM_KEY, "test", "tests"):
         value = meta.get(key)
         if isinstance(value, str) and value.strip():
             return value
@@ -146,8 +156,9 @@ def has_tests(dataset_or_row: str | EditRow | Mapping[str, object]) -> bool:
 def harness_program(row: EditRow | Mapping[str, object], candidate: str) -> tuple[str, str]:
     """``(language, program text)``: what :func:`run_tests` runs for ``candidate`` on ``row``.
 
-    The candidate, a blank line, then the row's tests; for a HumanEvalFix Python row whose test
-    does not call ``check`` itself, ``check(<entry_point>)`` is appended.
+    The candidate, a blank line, then the row's tests (its ``meta[TEST_PROGRAM_KEY]`` where it has
+    one); for a HumanEvalFix Python row whose test does not call ``check`` itself,
+    ``check(<entry_point>)`` is appended.
     """
     language = _language(row)
     test = _test_text(row)
@@ -158,7 +169,8 @@ def harness_program(row: EditRow | Mapping[str, object], candidate: str) -> tupl
     if not program.endswith("\n"):
         program += "\n"
     entry = _meta(row).get("entry_point")
-    if (language == "python" and isinstance(entry, str) and entry.isidentifier()
+    whole = isinstance(_meta(row).get(TEST_PROGRAM_KEY), str)
+    if (language == "python" and not whole and isinstance(entry, str) and entry.isidentifier()
             and "def check(" in test
             and not re.search(rf"^check\(\s*{re.escape(entry)}\s*\)", test, re.MULTILINE)):
         program += f"\ncheck({entry})\n"

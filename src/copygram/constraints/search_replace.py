@@ -13,10 +13,11 @@ unit it opens (:func:`~copygram.language.units.unit_end`)::
     a_k: L_k TAIL f_{u(k)+1} | a_{k+1}
 
 ``L_k`` is line k as a search part writes it; ``TAIL`` is the divider, the replacement (lines,
-none reading ``>>>>>>> REPLACE``) and the closing marker as one lexeme, so that llguidance's
-greedy lexer ends the replacement at the first closing marker. Marker-like document lines are
-left out of every run. Every program the constraint accepts parses and resolves against its
-document.
+none reading ``>>>>>>> REPLACE``, nor ``=======`` or ``<<<<<<< SEARCH`` unless the document has
+such a line: the format's markup never reaches the file) and the closing marker as one lexeme,
+so that llguidance's greedy lexer ends the replacement at the first closing marker.
+Marker-like document lines are left out of every run. Every program the constraint accepts
+parses and resolves against its document.
 
 Cost: building and compiling the grammar is linear in the document (~1 ms per 100 lines,
 measured in tests/constraints/test_search_replace.py; with heads, linear in the units' lines
@@ -49,30 +50,48 @@ from copygram.language.search_replace import (
     PLAN_PREFIX,
     search_line,
     searchable,
+    unheld_markers,
 )
 from copygram.language.types import LineRange
 from copygram.language.units import unit_end
 
 
-def _char_class_except(char: str) -> str:
-    """Any one character but ``char`` and ``\\n``."""
-    return "[^" + ("\\" + char if char in "]\\^-[" else char) + "\\n]"
+def _char_class_except(chars: str) -> str:
+    """Any one character but those of ``chars`` and ``\\n``."""
+    return "[^" + "".join("\\" + c if c in "]\\^-[" else c for c in chars) + "\\n]"
 
 
-def line_except(word: str) -> str:
-    """A regex of one line (any text, then ``\\n``) other than ``word`` + ``\\n``."""
-    alternatives = [regex_escape(word[:k]) for k in range(len(word))]  # a proper prefix
-    alternatives += [regex_escape(word[:k]) + _char_class_except(word[k]) + "[^\\n]*"
-                     for k in range(len(word))]  # the line leaves the word at byte k
-    alternatives.append(regex_escape(word) + "[^\\n]+")  # the word, then more
-    return "(?:" + "|".join(alternatives) + ")\\n"
+_Trie = dict[str, "_Trie"]
 
 
-def tail_regex() -> str:
-    """The divider, the replacement's lines and the closing marker, as one regex."""
+def line_except(*words: str) -> str:
+    """A regex of one line (any text, then ``\\n``) whose text is none of ``words`` (each
+    without ``\\n``): the complement of a finite set, spelled along the words' trie."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a word ends here
+
+    def rest(node: _Trie) -> str:
+        # Text s such that (the node's prefix) + s is no word: a child's character and what
+        # follows it, or a character that leaves every word here and then anything.
+        children = sorted(c for c in node if c)
+        parts = [regex_escape(c) + rest(node[c]) for c in children]
+        parts.append(_char_class_except("".join(children)) + "[^\\n]*")
+        return "(?:" + "|".join(parts) + ")" + ("" if "" in node else "?")
+
+    return rest(trie) + "\\n"
+
+
+def tail_regex(banned: Sequence[str] = ()) -> str:
+    """The divider, the replacement's lines and the closing marker, as one regex; no
+    replacement line reads as the closing marker or as one of the ``banned`` marker lines."""
     close = BLOCK_CLOSE.rstrip("\n")
-    return (regex_escape(DIVIDER.rstrip("\n")) + "\\n" + "(?:" + line_except(close) + ")*"
-            + regex_escape(close) + "\\n")
+    others = [line.rstrip("\n") for line in banned]
+    return (regex_escape(DIVIDER.rstrip("\n")) + "\\n" + "(?:" + line_except(close, *others)
+            + ")*" + regex_escape(close) + "\\n")
 
 
 def _literal(text: str) -> str:
@@ -105,7 +124,8 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False)
                        if k < n and ok[k + 1] else [""])
             rules.append(f"r{k}: {goes_on[0]}{rest}")
     rules.append(f"OPEN: {_literal(BLOCK_OPEN)}")
-    rules.append(f"TAIL: /{tail_regex()}/")
+    # The format's own marker lines may not be written into the file, unless it holds them.
+    rules.append(f"TAIL: /{tail_regex(unheld_markers(lines))}/")
     if plan:
         rules.append(f"PLAN: /{regex_escape(PLAN_PREFIX)}[^\\n]{{1,{MAX_PLAN_CHARS}}}\\n/")
     return "\n".join(rules) + "\n"

@@ -249,7 +249,9 @@ def check_prompt_fits(backend: Backend, prompt_tokens: int, what: str = "the pro
         raise DocumentError(
             f"{what} does not fit the model's context by {over} token{'s' if over > 1 else ''}: "
             f"it takes {prompt_tokens} tokens, and n_ctx={backend.context_length} must also hold "
-            "one token to generate; shorten it or raise n_ctx in the config")
+            f"one token to generate; shorten it by {over} tokens or more. A config that sets "
+            "n_ctx below the model's trained context may raise it; unset, n_ctx is the trained "
+            "context (at most 32768) and never goes past it")
 
 
 def stream_completion(plan: EditPlan, messages: Sequence[dict[str, str]], policy: TextPolicy, *,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from copygram.decode.completion import SpanEvent, TokenEvent
 from copygram.decode.stats import RunStats
+from copygram.language.damage import Damage
 from copygram.language.ops import Program
 from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
 from copygram.language.types import LineRange
@@ -57,13 +58,20 @@ class EditResult:
 
     ``raw``: the model's output as it wrote it: in rewrite mode the whole reply (``text`` is the
     document taken out of it, a surrounding code fence stripped), in program mode the program
-    text (the default when not given)."""
+    text (the default when not given).
+
+    ``damage``: what :func:`~copygram.language.damage.find_damage` found wrong with ``text``
+    (empty unless the session keeps damaged edits, ``on_damage = "keep"``). ``redone``: where
+    program mode's edit was damaged and redone in rewrite mode (``on_damage = "rewrite"``), the
+    damaged edit, whose ``damage`` says why; this result's ``stats`` are the rewrite's alone."""
 
     text: str
     program: Program
     program_text: str
     stats: RunStats
     raw: str = ""
+    damage: tuple[Damage, ...] = ()
+    redone: EditResult | None = None
 
     def __post_init__(self) -> None:
         if not self.raw:
@@ -81,15 +89,26 @@ class EditResult:
 
 
 @dataclass(frozen=True)
+class RedoEvent:
+    """Program mode's edit, ``result``, would damage the file (its ``damage`` says how): the
+    edit is done again in rewrite mode, whose events follow (``on_damage = "rewrite"``)."""
+
+    result: EditResult
+
+
+@dataclass(frozen=True)
 class DoneEvent:
     result: EditResult
 
 
-Event = GenTokenEvent | CopyEvent | RetractEvent | TokenEvent | SpanEvent | DoneEvent
+Event = (GenTokenEvent | CopyEvent | RetractEvent | RedoEvent | TokenEvent | SpanEvent
+         | DoneEvent)
 """What an edit streams: program mode yields :class:`GenTokenEvent`, :class:`CopyEvent` and
 (with ``verify_copies`` or ``retry_unchanged``) :class:`RetractEvent`,
 rewrite mode :class:`~copygram.decode.completion.TokenEvent` and
-:class:`~copygram.decode.completion.SpanEvent`; both end with a :class:`DoneEvent`."""
+:class:`~copygram.decode.completion.SpanEvent`; both end with a :class:`DoneEvent`. A program
+whose edit would damage the file is followed by a :class:`RedoEvent` and rewrite mode's events
+(``on_damage = "rewrite"``)."""
 
 
 def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX) -> int:
@@ -126,5 +145,5 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX)
     return sum(not (in_gen_text(t.start) and in_gen_text(t.end)) for t in tokens)
 
 
-__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent", "RetractEvent",
-           "SpanEvent", "TokenEvent", "count_markup_forwards"]
+__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent", "RedoEvent",
+           "RetractEvent", "SpanEvent", "TokenEvent", "count_markup_forwards"]

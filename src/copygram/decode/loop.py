@@ -437,7 +437,12 @@ def check_fits(backend: Backend, prompt: Sequence[int], document: EditDocument) 
             f"the document does not fit the model's context by "
             f"{len(prompt) + room - backend.context_length} tokens: the prompt takes "
             f"{len(prompt)} tokens and the edit needs about {room} more, but n_ctx is "
-            f"{backend.context_length}; raise n_ctx in the config or edit a smaller part"
+            f"{backend.context_length}, which holds a document of about "
+            f"{max(0, (backend.context_length - 64 - len(prompt) + len(document.tokens)) // 2)} "
+            f"tokens (this one has {len(document.tokens)}); edit a smaller part of it. A config "
+            "that sets n_ctx below the model's trained context may raise it; unset, n_ctx is the "
+            "trained context (at most 32768) and never goes past it, so a longer document needs "
+            "a model trained on a longer context"
         )
 
 

@@ -43,11 +43,19 @@ def extract_document(output: str, document: str | None = None) -> str:
       ``document`` (stripped), the output is read from that fence line on. A line that the
       document has (a Markdown file's heading, say) makes the text before the fence part of the
       file, so a rewritten Markdown file keeps its own fences.
+    * A closing fence the output never opened goes, with whatever follows it (a model that
+      writes the file bare and closes it with ```` ``` ````, then perhaps an explanation): the
+      first line holding just a fence marker, where the document has no such line; where it has
+      some (a Markdown file), only a last such line beyond the document's count of them. A
+      fence marker glued to the end of the file's last line (``return x```````) goes too,
+      unless the document has a line ending so.
     * Where the document ends with a line break and the extracted file is not empty and does
       not, the document's line break is appended (a model often stops right after the last
       character; an edit does not silently drop the final newline).
     """
     text = _unfenced(output if document is None else _without_lead_in(output, document))
+    if document is not None:
+        text = _without_stray_fence(text, document)
     if document and text and not text.endswith(("\n", "\r")):
         for ending in ("\r\n", "\n", "\r"):
             if document.endswith(ending):
@@ -90,6 +98,27 @@ def _unfenced(output: str) -> str:
             closing = offset
         offset += len(line)
     return body if closing is None else body[:closing]
+
+
+_BARE_FENCE = re.compile(r"(`{3,}|~{3,})[ \t]*")
+
+
+def _without_stray_fence(text: str, document: str) -> str:
+    """``text`` without a closing fence that no opening fence matched (:func:`extract_document`,
+    the third rule)."""
+    own = [line for line in document.splitlines() if _BARE_FENCE.fullmatch(line)]
+    lines = text.splitlines(keepends=True)
+    bare = [at for at, line in enumerate(lines) if _BARE_FENCE.fullmatch(line.rstrip("\r\n"))]
+    if bare and not own:
+        text = "".join(lines[:bare[0]])
+    elif len(bare) > len(own) and not "".join(lines[bare[-1] + 1:]).strip():
+        text = "".join(lines[:bare[-1]])
+    body = text.rstrip()
+    glued = re.search(r"(`{3,}|~{3,})\Z", body)
+    if glued and body[:glued.start()].strip() and not any(
+            line.rstrip().endswith(glued.group()) for line in document.splitlines()):
+        text = body[:glued.start()].rstrip(" \t") + text[len(body):]
+    return text
 
 
 def rewrite_budget(document_tokens: int) -> int:

@@ -22,7 +22,10 @@ ending is searched as ``content\\n`` too. A replacement is written with ``\\n`` 
 each bare ``\\n`` becomes the line ending of the block's first search line, and where the run
 reaches a last line that has no ending, the replacement's final ``\\n`` is dropped. A document
 line that reads exactly like a marker line (``=======``) never belongs to a search run: the
-marker ends the run, so the text of a program has one reading.
+marker ends the run, so the text of a program has one reading. A replacement holds no line that
+reads as the opening marker or the divider unless the document has such a line
+(:func:`unheld_markers`): a program that would write the format's markup into the file is
+refused.
 
 Where a run of lines occurs more than once after the cursor, a block means its first occurrence
 (Aider's rule; it leaves every later block the most room, so a program that the constraint
@@ -93,6 +96,16 @@ def searchable(line: str) -> bool:
     return search_line(line) not in MARKER_LINES
 
 
+def unheld_markers(lines: Sequence[str]) -> tuple[str, ...]:
+    """The marker lines a replacement may not hold in a program for the document ``lines``:
+    the opening marker and the divider, but for one that a line of the document reads as (a
+    reStructuredText underline ``=======``, a file with a merge conflict): a replacement line
+    that the document has not is the model's markup leaking into the file. Linear in the
+    document."""
+    held = {search_line(line) for line in lines}
+    return tuple(marker for marker in (BLOCK_OPEN, DIVIDER) if marker not in held)
+
+
 def _error(message: str, text: str, offset: int) -> ProgramSyntaxError:
     line = text.count("\n", 0, offset) + 1
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
@@ -124,6 +137,7 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
     after the previous block's.
     """
     program_lines: list[str] = _PROGRAM_LINE.findall(text)
+    unheld = unheld_markers(lines)
     blocks: list[Block] = []
     cursor, at, offset = 1, 0, 0
     if program_lines and program_lines[0].startswith(PLAN_PREFIX):  # words, not an edit
@@ -159,6 +173,11 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
         take()  # the divider
         replaced: list[str] = []
         while at < len(program_lines) and program_lines[at] != BLOCK_CLOSE:
+            if program_lines[at] in unheld:
+                raise _error(f"the replacement holds the marker line "
+                             f"{program_lines[at].strip()!r}, which no line of the document "
+                             "reads as: the format's markup would be written into the file",
+                             text, offset)
             replaced.append(take())
         if at == len(program_lines):
             raise _error(f"the block has no {BLOCK_CLOSE.strip()!r} line", text, offset)
@@ -385,4 +404,4 @@ def render_heads(blocks: Sequence[Block], lines: Sequence[str] | str) -> str:
 __all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "MAX_PLAN_CHARS", "PLAN_PREFIX",
            "SEARCH_REPLACE", "Block", "BlockScanner", "BlockSpan", "blocks_program", "find_run",
            "head_run", "leaves_unchanged", "merge_retyped", "parse", "parse_blocks", "render",
-           "render_heads", "search_line", "searchable"]
+           "render_heads", "search_line", "searchable", "unheld_markers"]

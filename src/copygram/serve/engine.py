@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from copygram.errors import (
     ConfigError,
     CopygramError,
+    DamagedEditError,
     DocumentError,
     GenerationError,
     LengthError,
@@ -154,7 +155,10 @@ def failed(exc: CopygramError) -> ApiError:
     message = str(exc)
     if isinstance(exc, GenerationError) and exc.partial_program:
         message += f" (partial program: {exc.partial_program[:2000]!r})"
-    return ApiError(500, message, kind="server_error", code="generation_failed")
+    # The model's edit would damage the file (decode.checked): nothing the client sent was
+    # wrong, and a retry gives the same edit.
+    code = "damaged_edit" if isinstance(exc, DamagedEditError) else "generation_failed"
+    return ApiError(500, message, kind="server_error", code=code)
 
 
 # ------------------------------------------------------------------------------ /v1/edits
@@ -165,8 +169,17 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     stream's events are the tokens the model chose (``start``/``end``: their bytes in the
     program text; the markup the grammar forces has no event) and the copies; the final item
     holds the whole program. A run that reaches ``max_tokens`` before its program is complete
-    ends with ``finish_reason`` ``"length"``, no text and the partial program."""
-    from copygram.decode.events import CopyEvent, DoneEvent, GenTokenEvent, RetractEvent
+    ends with ``finish_reason`` ``"length"``, no text and the partial program. A program whose
+    edit would damage the file is followed by a ``redo`` event (the damage found) and the
+    rewrite's ``text`` events (``on_damage``, :mod:`copygram.decode.checked`)."""
+    from copygram.decode.completion import SpanEvent, TokenEvent
+    from copygram.decode.events import (
+        CopyEvent,
+        DoneEvent,
+        GenTokenEvent,
+        RedoEvent,
+        RetractEvent,
+    )
     from copygram.decode.stats import RunStats
 
     text = Utf8Text(session.token_bytes())
@@ -192,6 +205,14 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
                 text.flush()
                 yield Progress({"type": "retract", "start": event.start})
                 end = event.start
+            elif isinstance(event, RedoEvent):
+                text.flush()
+                yield Progress({"type": "redo",
+                                "damage": [str(d) for d in event.result.damage]})
+            elif isinstance(event, TokenEvent | SpanEvent):  # the rewrite that redoes it
+                if event.text:
+                    yield Progress({"type": "text", "text": event.text,
+                                    "drafted": isinstance(event, SpanEvent)})
             elif isinstance(event, DoneEvent):
                 result = event.result
                 stats = result.stats

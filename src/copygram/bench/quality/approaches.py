@@ -227,7 +227,12 @@ def program_approach(session: EditSession) -> Approach:
                              "forwards": result.stats.forwards,
                              "cut_copies": result.stats.cut_copies,
                              "unchanged_retries": result.stats.unchanged_retries,
-                             "gen_s": result.stats.wall_s}, None
+                             # A damaged program redone in rewrite mode (decode.checked): its
+                             # damage, and the time of both runs.
+                             "redone": ",".join(sorted({d.kind for d in result.redone.damage}))
+                             if result.redone is not None else "",
+                             "gen_s": result.stats.wall_s + (result.redone.stats.wall_s
+                                                             if result.redone else 0.0)}, None
 
     return run
 

@@ -47,7 +47,8 @@ from copygram.io import write_text_atomic
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
 
-__all__ = ["LOOKUP_TOKENS", "add_arguments", "data_path", "parse_approaches", "run", "run_rows"]
+__all__ = ["GROUP_FIELDS", "LOOKUP_TOKENS", "add_arguments", "data_path", "parse_approaches",
+           "parse_group_by", "regroup", "run", "run_rows"]
 
 LOOKUP_TOKENS = 10
 """The lookup peer's draft length (``num_pred_tokens``, ``prompt_lookup_num_tokens``): 10, the
@@ -58,7 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="default",
                         help="a catalog model name or a .gguf path (default: the default model)")
     parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
-    parser.add_argument("--n-ctx", type=int, default=4096, help="context length (default 4096)")
+    parser.add_argument("--n-ctx", type=int, default=None,
+                        help="context length (default: the backend's, the model's trained "
+                             "context)")
     parser.add_argument("--n-threads", type=int, default=None,
                         help="CPU threads (default: the backend's)")
     parser.add_argument("--batch-invariant", choices=("auto", "true", "false"), default="auto",
@@ -90,6 +93,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rows", default=None,
                         help="write one JSON line per row and approach here (with the output)")
     parser.add_argument("--plot", default=None, help="write quality_pass_rate.png into this folder")
+    parser.add_argument("--group-by", action="append", default=[], metavar="FIELDS",
+                        help="also pool the rows by these fields, a comma list from "
+                             f"{', '.join(GROUP_FIELDS)} (kind, size: the row's meta, as "
+                             "`copygram bench kinds` writes it; language: meta's, else the "
+                             "row's lang): one more table each, and 'groups' in --json; "
+                             "repeatable, e.g. --group-by kind --group-by size "
+                             "--group-by language --group-by dataset,kind,size")
+
+
+GROUP_FIELDS = ("dataset", "kind", "size", "language")
+"""What ``--group-by`` pools rows by (issue 40: per kind, size bucket and language)."""
+
+
+def parse_group_by(spec: str) -> list[str]:
+    """The fields of one ``--group-by`` value, in order."""
+    fields = [name.strip() for name in spec.split(",") if name.strip()]
+    if not fields or any(name not in GROUP_FIELDS for name in fields):
+        raise ConfigError(f"--group-by takes a comma list from {', '.join(GROUP_FIELDS)}; "
+                          f"got {spec!r}")
+    return fields
+
+
+def regroup(results: Sequence[RowQuality], rows: Sequence[EditRow],
+            fields: Sequence[str]) -> list[RowQuality]:
+    """``results`` with each one's ``dataset`` re-keyed to its row's ``fields`` joined by ``/``
+    (``kinds_python/bugfix/medium`` for ``dataset,kind,size``; ``-`` where a row has none), so
+    that :func:`pool` pools them by those fields."""
+    by_id = {(row.dataset, row.id): row for row in rows}
+
+    def value(quality: RowQuality, name: str) -> str:
+        row = by_id.get((quality.dataset, quality.row_id))
+        if name == "dataset" or row is None:
+            return quality.dataset if name == "dataset" else "-"
+        found = row.meta.get(name) or (row.lang if name == "language" else None)
+        return str(found or "-")
+
+    return [dataclasses.replace(q, dataset="/".join(value(q, name) for name in fields))
+            for q in results]
 
 
 def data_path(value: str | None) -> Path:
@@ -219,6 +260,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--test-timeout must be > 0, got {args.test_timeout}")
     if args.repeats < 1:
         raise ConfigError(f"--repeats must be >= 1, got {args.repeats}")
+    groupings = {spec: parse_group_by(spec) for spec in args.group_by}
     for name in names:
         if not has_tests(name):
             print(f"{name} carries no tests: pass is reported as '-'", file=sys.stderr)
@@ -228,8 +270,9 @@ def run(args: argparse.Namespace) -> int:
     rows = load_rows(names, path, limit=args.limit)
     from copygram.session import EditSession
 
-    config: dict[str, object] = {"backend": args.backend, "model": args.model,
-                                 "n_ctx": args.n_ctx}
+    config: dict[str, object] = {"backend": args.backend, "model": args.model}
+    if args.n_ctx:
+        config["n_ctx"] = args.n_ctx
     if args.n_threads:
         config["n_threads"] = args.n_threads
     if args.cost_curve:
@@ -286,18 +329,24 @@ def run(args: argparse.Namespace) -> int:
     # The standard approaches first, then the routes, in the order given.
     runners = {**{n: runners[n] for n in approaches},
                **{n: r for n, r in runners.items() if n not in approaches}}
+    every_row = [row for dataset_rows in rows.values() for row in dataset_rows]
     with contextlib.ExitStack() as stack:
         sink = stack.enter_context(Path(args.rows).open("w", encoding="utf-8")) if args.rows \
             else None
-        results = run_rows([row for dataset_rows in rows.values() for row in dataset_rows],
-                           runners, timeout_s=args.test_timeout, sink=sink, primers=primers,
-                           repeats=args.repeats)
+        results = run_rows(every_row, runners, timeout_s=args.test_timeout, sink=sink,
+                           primers=primers, repeats=args.repeats)
     pooled = pool(results)
     print(markdown_table(pooled), end="")
+    groups = {spec: pool(regroup(results, every_row, fields))
+              for spec, fields in groupings.items()}
+    for spec, grouped in groups.items():
+        print(f"\nby {spec}:\n\n{markdown_table(grouped)}", end="")
     if args.json:
         record["seconds"] = round(time.monotonic() - started, 1)
-        write_text_atomic(Path(args.json), json.dumps({"run": record, "results": pooled},
-                                                      indent=1) + "\n")
+        output: dict[str, object] = {"run": record, "results": pooled}
+        if groups:
+            output["groups"] = groups
+        write_text_atomic(Path(args.json), json.dumps(output, indent=1) + "\n")
         print(f"wrote {args.json}", file=sys.stderr)
     if args.plot:
         print(f"wrote {write_plot(args.plot, pooled)}", file=sys.stderr)

@@ -64,6 +64,8 @@ def pool(rows: Sequence[RowQuality]) -> Pooled:
                 "sim_valid": (sum(q.similarity for q in valid) / len(valid)) if valid else None,
                 "forwards": sum(q.forwards for q in group),
                 "unchanged_retries": sum(q.unchanged_retries for q in group),
+                "damaged": sum(bool(q.damage) for q in group),
+                "redone": sum(bool(q.redone) for q in group),
                 "accepted_prediction_tokens": sum(q.accepted_prediction_tokens for q in group),
                 "rejected_prediction_tokens": sum(q.rejected_prediction_tokens for q in group),
                 "same_as_rewrite": (sum(bool(q.same_as_rewrite) for q in compared)
@@ -120,10 +122,12 @@ def _count(entry: Mapping[str, float | int | None], key: str, of: str = "rows") 
 
 
 def markdown_table(pooled: Pooled) -> str:
-    """One line per dataset and approach: pass, exact, valid, unchanged, crashes (as n/rows),
-    mean similarity and the summed wall time."""
-    lines = ["| dataset | approach | pass | exact | valid | unchanged | crashed | sim | wall s |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    """One line per dataset and approach: pass, exact, valid, unchanged, crashes, outputs the
+    damage check flags and program edits it had redone in rewrite mode (as n/rows), mean
+    similarity and the summed wall time."""
+    lines = [("| dataset | approach | pass | exact | valid | unchanged | crashed | damaged "
+              "| redone | sim | wall s |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for dataset, approaches in pooled.items():
         for name, entry in approaches.items():
             sim = entry.get("sim")
@@ -131,7 +135,8 @@ def markdown_table(pooled: Pooled) -> str:
             lines.append(
                 f"| {dataset} | {name} | {_count(entry, 'pass', 'tested')} | {_count(entry, 'exact')} "
                 f"| {_count(entry, 'valid')} | {_count(entry, 'unchanged')} "
-                f"| {_count(entry, 'crashed')} "
+                f"| {_count(entry, 'crashed')} | {_count(entry, 'damaged')} "
+                f"| {_count(entry, 'redone')} "
                 f"| {'-' if sim is None else f'{sim:.3f}'} "
                 f"| {'-' if wall is None else f'{wall:.1f}'} |")
     return ("\n".join(lines) + "\n" + _cost_table(pooled) + _speed_table(pooled)

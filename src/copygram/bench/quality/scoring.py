@@ -14,6 +14,7 @@ from pathlib import Path
 
 from copygram.bench.data import EditRow
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, TestOutcome, has_tests, run_tests
+from copygram.language.damage import find_damage
 
 __all__ = ["APPROACHES", "DEFAULT_APPROACHES", "LOOKUP", "PROGRAM", "QUALITY_DATASETS", "REWRITE",
            "REWRITE_MODE", "UNCHANGED", "Approach",
@@ -102,9 +103,25 @@ class RowQuality:
     # (None after one run).
     repeats: int = 1
     reproduced: bool | None = None
+    # What copygram's damage check (copygram.language.damage) finds in the output: its kinds,
+    # comma-joined ("" none); the same check `copygram edit` refuses a file by, read here on
+    # every approach's output, the baselines' too.
+    damage: str = ""
+    # Program mode: the damage kinds that made the session redo the edit in rewrite mode.
+    redone: str = ""
 
     def as_json(self) -> dict[str, object]:
         return asdict(self)
+
+
+_LANGUAGES = {"python": "python", "python3": "python", "py": "python", "js": "javascript",
+              "javascript": "javascript", "ts": "typescript", "java": "java", "go": "go",
+              "c": "c", "cpp": "cpp", "rust": "rust"}
+
+
+def row_language(row: EditRow) -> str | None:
+    """The language of ``row``'s file as the damage check names it (``None``: guessed)."""
+    return _LANGUAGES.get(row.lang.lower())
 
 
 def _decoded(stats: Mapping[str, object], key: str = "decoded_tokens") -> int:
@@ -136,6 +153,7 @@ def score(row: EditRow, approach: str, text: str | None, *, wall_s: float = 0.0,
                           decoded_tokens=decoded_tokens,
                           error=error or "no document returned", crashed=crashed), None
     outcome = run_tests(row, text, timeout_s=timeout_s) if has_tests(row) else None
+    damage = find_damage(row.before, text, language=row_language(row))
     return RowQuality(
         row.dataset, row.id, approach, valid=True,
         passed=outcome.passed if outcome is not None else None,
@@ -143,6 +161,7 @@ def score(row: EditRow, approach: str, text: str | None, *, wall_s: float = 0.0,
         similarity=line_similarity(text, row.after), wall_s=wall_s,
         decoded_tokens=decoded_tokens, error=error, crashed=crashed,
         test_status=outcome.status if outcome is not None else None,
+        damage=",".join(sorted({d.kind for d in damage})),
     ), outcome
 
 
@@ -178,6 +197,7 @@ def evaluate_row(row: EditRow, name: str, approach: Approach, *,
                       gen_s=_seconds(stats, "gen_s"),
                       output_tokens=_decoded(stats, "output_tokens"),
                       unchanged_retries=_decoded(stats, "unchanged_retries"),
+                      redone=str(stats.get("redone", "")),
                       bound_steps=_seconds(stats, "bound_steps"))
     return quality, result
 

@@ -1,0 +1,252 @@
+"""``copygram bench kinds``: edit rows of many kinds and sizes, judged by tests that see the whole
+file (issue 40, part 1).
+
+``copygram bench kinds --data SRC --out DIR [--seed N] [--languages python,js,prose]`` reads the
+HumanEvalFix rows (``humanevalfix_docs_{python,js}``) and the IteraTeR paragraphs
+(``iterater_human_doc_sentlines``) of any split in ``SRC`` and writes ``kinds_python``,
+``kinds_js`` and ``kinds_prose`` ``.dev.jsonl`` files to ``DIR``, in the rows' own schema. A code
+row's file is *assembled* from several problems (fixed solutions, docstrings included) until it
+reaches its size bucket (:data:`SIZES`), and its ``meta["test_program"]`` runs **every**
+assembled problem's tests after the edit, so that damage to any neighbour fails the row. Kinds
+(:data:`CODE_KINDS`, by rule, never by hand): ``bugfix`` (one problem buggy), ``multi_bugfix``
+(2-3), ``rename`` (one function and both of the callers the builder adds; the old name must be
+gone), ``add_function`` / ``remove_function`` (a whole problem), ``add_parameter`` (a last
+parameter ``calls`` that records the call's arguments, passed on by a caller; tested through a
+spy), ``top_level`` (add or change a module constant, or list every function in ``__all__`` /
+``module.exports``), ``docstring`` (a docstring cut to its first sentence), and ``prose`` (one
+paragraph of a concatenated IteraTeR text revised; no tests). ``meta`` holds ``kind``, ``size``,
+``language``, ``lines``, ``source_ids``, ``targets`` and the test program.
+
+While building, every code row's reference ``after`` must pass its program and, where the kind
+changes behaviour (all but ``docstring``), its ``before`` must fail it (run by
+:func:`copygram.bench.testrun.run_tests`); a row that does not hold is dropped and counted, and its
+slot drawn again. Rows are deterministic for a seed (each slot draws from its own seeded RNG).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from copygram.bench.data import SUFFIX, EditRow, data_dir, read_edit_rows
+from copygram.bench.kinds_edits import (
+    BEHAVIOUR_KINDS,
+    CODE_KINDS,
+    Language,
+    Problem,
+    make_edit,
+)
+from copygram.errors import ConfigError
+from copygram.language.lines import count_lines
+
+KINDS = (*CODE_KINDS, "prose")
+SIZES: dict[str, tuple[int, int, int, int]] = {
+    "small": (1, 50, 18, 42), "medium": (51, 300, 70, 270), "large": (301, 1500, 330, 1350)}
+"""bucket -> (fewest lines, most lines, and the range a row's target length is drawn from)."""
+LANGUAGES = ("python", "js", "prose")
+PROSE_SOURCE = "iterater_human_doc_sentlines"
+ATTEMPTS = 16
+
+
+def languages() -> dict[str, Language]:
+    from copygram.bench.kinds_js import JS
+    from copygram.bench.kinds_python import PYTHON
+
+    return {"python": PYTHON, "js": JS}
+
+
+def _assemble(items: Sequence[str], rng: random.Random, size: str,
+              collide: Callable[[int, set[str]], frozenset[str]] | None = None) -> list[int]:
+    """Indexes of ``items`` (texts), drawn until their lines reach a length drawn for ``size``."""
+    _, _, low, high = SIZES[size]
+    goal, order = rng.randint(low, high), list(range(len(items)))
+    rng.shuffle(order)
+    chosen: list[int] = []
+    taken: set[str] = set()
+    total = 2
+    for index in order:
+        lines = count_lines(items[index]) + 2
+        names = collide(index, taken) if collide else frozenset()
+        if total + lines > high or names & taken:
+            continue
+        chosen.append(index)
+        taken |= names
+        total += lines
+        if total >= goal:
+            break
+    return chosen
+
+
+def _code_row(lang: Language, problems: Sequence[Problem], kind: str, size: str,
+              rng: random.Random) -> dict[str, object] | None:
+    picked = _assemble([p.fixed for p in problems], rng, size,
+                       lambda i, _: problems[i].names)
+    chosen = [problems[i] for i in picked]
+    if not chosen:
+        return None
+    edit = make_edit(kind, lang, chosen, rng)
+    if edit is None or set(lang.caller_names) & {n for p in chosen for n in p.names}:
+        return None
+    imports = list(dict.fromkeys(line for p in chosen for line in p.imports))
+    before = lang.render(imports, edit.consts_before, edit.before)
+    after = lang.render(imports, edit.consts_after, edit.after)
+    return {"lang": lang.name, "source": lang.source, "before": before, "after": after,
+            "instruction": edit.instruction, "ids": [p.id for p in chosen],
+            "targets": edit.targets, "test_program": "\n".join(edit.tests)}
+
+
+def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random) -> dict[str, object] | None:
+    usable = [r for r in rows if r.before.strip() and r.after.strip() != r.before.strip()]
+    chosen = [usable[i] for i in _assemble([r.before.strip() for r in usable], rng, size)]
+    if not chosen:
+        return None
+    target = rng.choice(chosen)
+    prefix = " ".join(target.before.split()[:8])
+    if sum(r.before.strip().startswith(prefix) for r in chosen) != 1:
+        return None
+    place = f'the paragraph that starts with "{prefix}"'
+    instruction = (target.instruction.replace("this text", place, 1)
+                   if "this text" in target.instruction
+                   else f"In {place}: {target.instruction}")
+    return {"lang": target.lang or "en", "source": PROSE_SOURCE,
+            "before": "\n\n".join(r.before.strip() for r in chosen) + "\n",
+            "after": "\n\n".join((r.after if r is target else r.before).strip()
+                                 for r in chosen) + "\n",
+            "instruction": instruction + " Leave the other paragraphs as they are.",
+            "ids": [r.id for r in chosen], "targets": [target.id]}
+
+
+def _verdict(row: dict[str, object], kind: str, timeout_s: float) -> str | None:
+    """Why ``row`` does not hold (its after fails, or its before passes where it must not)."""
+    from copygram.bench.testrun import run_tests
+
+    outcome = run_tests(row, str(row["after"]), timeout_s=timeout_s)
+    if not outcome.passed:
+        return f"after {outcome.status}"
+    if kind in BEHAVIOUR_KINDS and run_tests(row, str(row["before"]), timeout_s=timeout_s).passed:
+        return "before passes"
+    return None
+
+
+def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
+               langs: Sequence[str] = LANGUAGES, kinds: Sequence[str] = KINDS,
+               sizes: Sequence[str] = tuple(SIZES), per_cell: int = 4, check: bool = True,
+               timeout_s: float = 10.0, log: Callable[[str], None] = lambda _: None,
+               ) -> tuple[dict[str, list[dict[str, object]]], Counter[str]]:
+    """``({"kinds_<language>": rows}, dropped)`` from the source rows by dataset name (module
+    doc). ``dropped`` counts the self-check's drops as ``"<language>/<kind>: <reason>"``."""
+    code = languages()
+    out: dict[str, list[dict[str, object]]] = {}
+    dropped: Counter[str] = Counter()
+    for language in langs:
+        lang = code.get(language)
+        problems = [p for p in (lang.parse(r) for r in sources.get(lang.source, ()))
+                    if p is not None] if lang else []
+        prose = list(sources.get(PROSE_SOURCE, ()))
+        checking = check and lang is not None and (language != "js" or bool(shutil.which("node")))
+        if check and lang is not None and not checking:
+            log(f"{language}: node is not on PATH: its rows are written without the self-check")
+        rows: list[dict[str, object]] = []
+        for kind in kinds:
+            if (kind == "prose") != (language == "prose"):
+                continue
+            for size in sizes:
+                seen: set[tuple[object, object]] = set()
+                for slot in range(per_cell):
+                    for attempt in range(ATTEMPTS):
+                        rng = random.Random(f"{seed}/{language}/{kind}/{size}/{slot}/{attempt}")
+                        built = (_code_row(lang, problems, kind, size, rng) if lang
+                                 else _prose_row(prose, size, rng))
+                        if built is None or (built["before"], built["instruction"]) in seen:
+                            continue
+                        lines = count_lines(str(built["before"]))
+                        if not SIZES[size][0] <= lines <= SIZES[size][1]:
+                            continue
+                        row = _finish(built, language, kind, size, slot, lines, seed, checking)
+                        reason = _verdict(row, kind, timeout_s) if checking else None
+                        if reason:
+                            dropped[f"{language}/{kind}: {reason}"] += 1
+                            continue
+                        seen.add((built["before"], built["instruction"]))
+                        rows.append(row)
+                        break
+        out[f"kinds_{language}"] = rows
+    return out, dropped
+
+
+def _finish(built: dict[str, object], language: str, kind: str, size: str, slot: int,
+            lines: int, seed: int, checked: bool) -> dict[str, object]:
+    meta: dict[str, object] = {"kind": kind, "size": size, "language": language, "lines": lines,
+                               "source_ids": built["ids"], "targets": built["targets"],
+                               "seed": seed}
+    if "test_program" in built:
+        meta.update(test_program=built["test_program"], checked=checked)
+    return {"id": f"kinds/{language}/{kind}/{size}/{slot}", "source": built["source"],
+            "lang": built["lang"], "before": built["before"],
+            "instruction": built["instruction"], "after": built["after"], "meta": meta}
+
+
+def _names(spec: str, known: Sequence[str], option: str) -> list[str]:
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise ConfigError(f"{option} takes a comma list from {', '.join(known)}; got {spec!r}")
+    return names
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", default=None, help="folder of the source *.dev.jsonl files "
+                        "(default: $COPYGRAM_DATA)")
+    parser.add_argument("--out", required=True, help="folder to write kinds_*.dev.jsonl into")
+    parser.add_argument("--seed", type=int, default=0, help="the draw (default 0)")
+    parser.add_argument("--languages", default=",".join(LANGUAGES),
+                        help=f"comma list from {', '.join(LANGUAGES)} (default: all)")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma list (default: all)")
+    parser.add_argument("--sizes", default=",".join(SIZES), help="comma list (default: all)")
+    parser.add_argument("--per-cell", type=int, default=4,
+                        help="rows per kind, size and language (default 4)")
+    parser.add_argument("--no-check", action="store_true",
+                        help="skip running every row's tests on its after and before")
+    parser.add_argument("--test-timeout", type=float, default=10.0,
+                        help="seconds one test run may take in the self-check (default 10)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from copygram.io import write_text_atomic
+
+    if args.per_cell < 1:
+        raise ConfigError(f"--per-cell must be >= 1, got {args.per_cell}")
+    chosen = _names(args.languages, LANGUAGES, "--languages")
+    folder = data_dir(args.data)
+    names = {lang.source for key, lang in languages().items() if key in chosen}
+    names |= {PROSE_SOURCE} if "prose" in chosen else set()
+    sources: dict[str, list[EditRow]] = {}
+    for name in sorted(names):
+        file = folder / f"{name}{SUFFIX}"
+        if not file.is_file():
+            raise ConfigError(f"{file} does not exist: bench kinds builds from it")
+        sources[name] = list(read_edit_rows(file, name))
+    built, dropped = build_rows(
+        sources, seed=args.seed, langs=chosen, kinds=_names(args.kinds, KINDS, "--kinds"),
+        sizes=_names(args.sizes, tuple(SIZES), "--sizes"), per_cell=args.per_cell,
+        check=not args.no_check, timeout_s=args.test_timeout,
+        log=lambda line: print(line, file=sys.stderr))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for dataset, rows in built.items():
+        write_text_atomic(out / f"{dataset}{SUFFIX}",
+                          "".join(json.dumps(row) + "\n" for row in rows))
+        counts = Counter(f"{row['meta']['kind']}/{row['meta']['size']}"  # type: ignore[index]
+                         for row in rows)
+        print(f"{out / (dataset + SUFFIX)}: {len(rows)} rows; "
+              + ", ".join(f"{key} {n}" for key, n in counts.items()))
+    total = sum(dropped.values())
+    print(f"dropped by the self-check: {total}" + "".join(f"\n  {key}: {n}"
+                                                          for key, n in sorted(dropped.items())))
+    return 0

@@ -1,0 +1,313 @@
+"""Damage an edit can do to a file, found by reading the file before and after it.
+
+An edit is *damaged* where it leaves the file worse in a way a machine can see, whatever the
+instruction asked:
+
+* ``marker``: a line of the edit format (``=======``, ``<<<<<<< SEARCH``, ``>>>>>>> REPLACE``,
+  a copy tag) is in the result but in no line of the input: the model wrote its own markup into
+  the file.
+* ``parse``: the input parses in its language and the result does not (Python through
+  :mod:`ast`; JavaScript, TypeScript, Java, Go, C, C++ and Rust through tree-sitter grammars,
+  where the ``tree-sitter`` grammar packages are installed; without them, brackets that were
+  balanced and are not).
+* ``duplicate``: a function, method or class is defined more often in one scope than before
+  and more than once (four functions renamed to one name); in Java, C and C++, where a name may
+  be overloaded, the whole signature counts.
+
+Only a change from good to bad counts: a file that did not parse before may not parse after. The
+checks are conservative on purpose (each is a certain defect, not a style), since a damaged
+edit is redone or refused (:mod:`copygram.decode.checked`). Cost: one parse of each text
+(~1 ms per 100 lines for :mod:`ast`, less for tree-sitter) and a walk of its definitions.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any, Literal
+
+from copygram.language.lines import split_lines
+from copygram.language.search_replace import MARKER_LINES
+
+DamageKind = Literal["marker", "parse", "duplicate"]
+
+# Where each language's tree-sitter grammar lives: (module, function returning the language).
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "java": ("tree_sitter_java", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+}
+LANGUAGES = ("python", *_GRAMMARS)
+"""The languages whose parse and definitions the checks read."""
+
+_SUFFIXES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
+    ".java": "java", ".go": "go", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
+    ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".hxx": "cpp", ".rs": "rust",
+}
+# Overloading languages: the same name with other parameters is another definition.
+_BY_SIGNATURE = frozenset({"java", "c", "cpp"})
+# Definition nodes per tree-sitter grammar. A Go method's receiver is part of its key.
+_DEFINITIONS: dict[str, frozenset[str]] = {
+    "javascript": frozenset({"function_declaration", "generator_function_declaration",
+                             "class_declaration", "method_definition"}),
+    "java": frozenset({"method_declaration", "constructor_declaration", "class_declaration",
+                       "interface_declaration", "enum_declaration", "record_declaration"}),
+    "go": frozenset({"function_declaration", "method_declaration"}),
+    "c": frozenset({"function_definition"}),
+    "rust": frozenset({"function_item", "struct_item", "enum_item", "trait_item"}),
+}
+_DEFINITIONS["typescript"] = _DEFINITIONS["javascript"] | {"interface_declaration"}
+_DEFINITIONS["cpp"] = _DEFINITIONS["c"]
+# Decorators under which a name is defined again on purpose (a property's setter, an overload).
+_REDEFINING_DECORATORS = frozenset({"setter", "getter", "deleter", "overload", "register"})
+_VISIBILITY = re.compile(r"public|private|protected")
+_METHOD_KINDS = frozenset({"get", "set", "static"})
+_COPY_TAG = re.compile(r"<copy lines=\"\d+-\d+\"/>")
+
+
+@dataclass(frozen=True)
+class Damage:
+    """One defect an edit brought into the file: its ``kind`` (module doc), what it is, and the
+    1-based line of the result where it shows (``None``: no one line)."""
+
+    kind: DamageKind
+    detail: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"{self.kind}: {where}{self.detail}"
+
+
+def language_for_path(path: str | PurePath) -> str | None:
+    """The language of a file named ``path`` by its suffix (``None``: not one of
+    :data:`LANGUAGES`)."""
+    return _SUFFIXES.get(PurePath(path).suffix.lower())
+
+
+def guess_language(text: str) -> str | None:
+    """The language ``text`` is written in, where it parses cleanly as one of
+    :data:`LANGUAGES` and defines something in it (a function, class or method: prose that
+    happens to parse defines nothing); ``None`` otherwise. Tried in the order of
+    :data:`LANGUAGES`; a grammar that is not installed is skipped."""
+    if not text.strip():
+        return None
+    for language in LANGUAGES if "{" in text else ("python",):  # every grammar but Python's
+        if _parse_error(text, language) is None and any(_definitions(text, language)):
+            return language
+    return None
+
+
+def find_damage(before: str, after: str, *,
+                language: str | None = None) -> tuple[Damage, ...]:
+    """The damage (module doc) that turning ``before`` into ``after`` did, whatever wrote
+    ``after``: search/replace blocks' marker lines and the paper's copy tags count as markers
+    in any edit. ``language``: one of :data:`LANGUAGES`, or ``None`` to guess it from
+    ``before`` (:func:`guess_language`; prose gets the marker check alone)."""
+    damage = list(_leaked_markers(before, after))
+    language = language if language is not None else guess_language(before)
+    if language is None:
+        return tuple(damage)
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown language {language!r}; one of {', '.join(LANGUAGES)}")
+    if _parse_error(before, language) is not None:
+        return tuple(damage)  # it did not parse before: its parse tells nothing of the edit
+    error = _parse_error(after, language)
+    if error is not None:
+        line, what = error
+        damage.append(Damage("parse", f"the edited file no longer parses as {language} "
+                                      f"({what})", line))
+        return tuple(damage)  # definitions read from a broken parse would mislead
+    had = Counter(key for key, _ in _definitions(before, language))
+    now: Counter[tuple[object, str]] = Counter()
+    first: dict[tuple[object, str], int] = {}
+    for key, line in _definitions(after, language):
+        now[key] += 1
+        first.setdefault(key, line)
+    for key, count in now.items():
+        if count > 1 and count > had[key]:
+            damage.append(Damage("duplicate", f"{key[1]} is defined {count} times in one scope "
+                                              f"(the input defined it {had[key]} times)",
+                                 first[key]))
+    return tuple(damage)
+
+
+_MARKERS = frozenset(m.rstrip("\n") for m in MARKER_LINES)
+
+
+def _leaked_markers(before: str, after: str) -> Iterator[Damage]:
+    own = {line.rstrip("\r\n") for line in split_lines(before)}
+    tags = not _COPY_TAG.search(before)
+    for number, line in enumerate(split_lines(after), 1):
+        text = line.rstrip("\r\n")
+        if text in _MARKERS and text not in own:
+            yield Damage("marker", f"the edit format's marker line {text!r} is in the file",
+                         number)
+        elif tags and _COPY_TAG.search(text):
+            yield Damage("marker", "a copy tag is in the file", number)
+
+
+# -- parsing ------------------------------------------------------------------------------------
+
+
+def _parse_error(text: str, language: str) -> tuple[int | None, str] | None:
+    """Where ``text`` fails to parse as ``language`` (line, what), or ``None`` if it parses."""
+    if language == "python":
+        try:
+            ast.parse(text)
+        except SyntaxError as exc:
+            return exc.lineno, exc.msg
+        except ValueError as exc:  # a NUL byte
+            return None, str(exc)
+        return None
+    tree = _tree(text, language)
+    if tree is None:  # no grammar installed: the brackets alone
+        return _unbalanced(text)
+    node = _first_error(tree.root_node)
+    if node is None:
+        return None
+    what = f"missing {node.type!r}" if node.is_missing else "a syntax error"
+    return node.start_point[0] + 1, what
+
+
+def _first_error(node: Any) -> Any:
+    if not node.has_error:
+        return None
+    if node.type == "ERROR" or node.is_missing:
+        return node
+    for child in node.children:
+        found = _first_error(child)
+        if found is not None:
+            return found
+    return node
+
+
+@functools.cache
+def _parser(language: str) -> Any:
+    """A tree-sitter parser of ``language``, or ``None`` where its grammar is not installed."""
+    module_name, function = _GRAMMARS[language]
+    try:
+        import tree_sitter
+
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return tree_sitter.Parser(tree_sitter.Language(getattr(module, function)()))
+
+
+def _tree(text: str, language: str) -> Any:
+    parser = _parser(language)
+    return None if parser is None else parser.parse(text.encode("utf-8"))
+
+
+_OPENERS, _CLOSERS = "([{", ")]}"
+_C_LIKE_SKIP = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
+                          r"|`(?:\\.|[^`\\])*`", re.DOTALL)
+
+
+def _unbalanced(text: str) -> tuple[int | None, str] | None:
+    """Where the brackets of C-like ``text`` (strings and comments left out) stop matching."""
+    stack: list[tuple[str, int]] = []
+    code = _C_LIKE_SKIP.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    for at, char in enumerate(code):
+        if char in _OPENERS:
+            stack.append((char, at))
+        elif char in _CLOSERS and (
+                not stack or _OPENERS.index(stack.pop()[0]) != _CLOSERS.index(char)):
+            return code.count("\n", 0, at) + 1, f"an unmatched {char!r}"
+    if stack:
+        return code.count("\n", 0, stack[-1][1]) + 1, f"an unclosed {stack[-1][0]!r}"
+    return None
+
+
+# -- definitions --------------------------------------------------------------------------------
+
+
+def _definitions(text: str, language: str) -> Iterator[tuple[tuple[object, str], int]]:
+    """Each definition of ``text`` as ``((scope, key), line)``: the scope it is made in and the
+    name (or, where overloading is allowed, the signature) it defines."""
+    if language == "python":
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return
+        yield from _python_definitions(tree.body, "")
+        return
+    tree = _tree(text, language)
+    if tree is None:
+        return
+    kinds = _DEFINITIONS[language]
+    source = text.encode("utf-8")
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.children))
+        if (node.type in kinds or _is_function_binding(node)) and (
+                key := _key(node, source, language)):
+            # `const f = ...` is made in the scope that holds its declaration.
+            scope = node.parent.parent if node.type == "variable_declarator" else node.parent
+            yield (scope.id if scope is not None else 0, key), node.start_point[0] + 1
+
+
+def _python_definitions(body: Sequence[ast.stmt],
+                        scope: str) -> Iterator[tuple[tuple[object, str], int]]:
+    for statement in body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if not any(_redefines(d) for d in statement.decorator_list):
+                yield (scope, statement.name), statement.lineno
+            if isinstance(statement, ast.ClassDef):
+                yield from _python_definitions(statement.body, f"{scope}.{statement.name}")
+
+
+def _redefines(decorator: ast.expr) -> bool:
+    node = decorator.func if isinstance(decorator, ast.Call) else decorator
+    name = (node.attr if isinstance(node, ast.Attribute)
+            else node.id if isinstance(node, ast.Name) else "")
+    return name in _REDEFINING_DECORATORS
+
+
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function",
+                              "generator_function", "class"})
+
+
+def _is_function_binding(node: Any) -> bool:
+    """``const f = (x) => ...``: how JavaScript code often defines its functions."""
+    if node.type != "variable_declarator":
+        return False
+    value = node.child_by_field_name("value")
+    return value is not None and value.type in _FUNCTION_VALUES
+
+
+def _key(node: Any, source: bytes, language: str) -> str:
+    """What a definition node defines: its name (with ``get``/``set``/``static`` where they make
+    a JavaScript method another one), or, where the parameters make another definition (Java,
+    C, C++; a Go method's receiver), the signature up to the body, blanks squeezed."""
+    body = node.child_by_field_name("body")
+    if language in _BY_SIGNATURE or node.type == "method_declaration":
+        end = body.start_byte if body is not None else node.end_byte
+        words = source[node.start_byte:end].decode("utf-8", "replace").split()
+        while len(words) > 1 and _VISIBILITY.fullmatch(words[0]):  # `public int f()`: `int f()`
+            words.pop(0)
+        return " ".join(words)
+    name = node.child_by_field_name("name")
+    if name is None:
+        return ""
+    before = source[node.start_byte:name.start_byte].decode("utf-8", "replace").split()
+    return " ".join([w for w in before if w in _METHOD_KINDS]
+                    + [source[name.start_byte:name.end_byte].decode("utf-8", "replace")])
+
+
+__all__ = ["LANGUAGES", "Damage", "DamageKind", "find_damage", "guess_language",
+           "language_for_path"]

@@ -1,0 +1,106 @@
+"""A damaged edit is redone, refused or kept marked (copygram.decode.checked), never returned
+as a sound one: the two failures of issue 40 with scripted models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copygram import EditSession
+from copygram.decode.events import DoneEvent, RedoEvent
+from copygram.decode.prompt import REWRITE_SYSTEM
+from copygram.errors import ConfigError, DamagedEditError, GenerationError
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+from copygram.testing import PromptedBackend
+
+STATS = (Path(__file__).resolve().parents[2] / "examples" / "stats.py").read_text()
+RENAMED = (STATS.replace("def mean(", "def average(")
+           .replace("centre = mean(values)", "centre = average(values)")
+           .replace("print(mean(sample)", "print(average(sample)"))
+# What Qwen2.5-Coder-1.5B wrote for "Rename the function mean to average and update every call
+# of it." (issue 40): head-only blocks naming four functions average, and no call changed.
+FOUR_AVERAGES = "".join(
+    BLOCK_OPEN + f"def {name}(values):\n" + DIVIDER + "def average(values):\n" + BLOCK_CLOSE
+    for name in ("mean", "median", "variance", "stdev"))
+
+
+def session(program: str, rewrite: str | None, **options: object) -> EditSession:
+    replies = ((REWRITE_SYSTEM, rewrite),) if rewrite is not None else ()
+    backend = PromptedBackend(STATS, replies=(*replies, ("", program)))
+    return EditSession(backend, **options)  # type: ignore[arg-type]
+
+
+def test_the_rename_that_duplicated_a_name_is_redone_in_rewrite_mode() -> None:
+    events = list(session(FOUR_AVERAGES, RENAMED).stream(STATS, "Rename mean to average."))
+    redo = [e for e in events if isinstance(e, RedoEvent)]
+    assert len(redo) == 1
+    assert [d.kind for d in redo[0].result.damage] == ["duplicate"]
+    assert redo[0].result.text.count("def average(") == 4  # what program mode would have written
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert done.result.text == RENAMED
+    assert done.result.redone is redo[0].result
+    assert done.result.damage == ()
+
+
+def test_a_sound_program_is_not_redone() -> None:
+    median = STATS[STATS.index("def median"):STATS.index("\n\n\ndef variance")] + "\n"
+    last = median.rindex("    return ordered[middle]\n")
+    fixed = median[:last] + "    return (ordered[middle - 1] + ordered[middle]) / 2\n"
+    program = BLOCK_OPEN + "def median(values):\n" + DIVIDER + fixed + BLOCK_CLOSE
+    result = session(program, "unused").edit(STATS, "Fix median.")
+    assert result.text == STATS.replace(median, fixed)
+    assert result.text != STATS
+    assert result.redone is None
+    assert result.damage == ()
+
+
+def test_a_rewrite_that_damages_the_file_too_is_refused() -> None:
+    broken = STATS.replace("def stdev(values):", "def stdev(values:")
+    with pytest.raises(DamagedEditError, match="damage") as caught:
+        session(FOUR_AVERAGES, broken).edit(STATS, "Rename mean to average.")
+    error = caught.value
+    assert [d.kind for d in error.damage] == ["parse"]  # type: ignore[attr-defined]
+    result = error.result
+    assert result.text == broken  # type: ignore[attr-defined]
+    assert result.redone is not None  # type: ignore[attr-defined]
+    assert "program mode's edit was damaged too" in str(error)
+
+
+def test_on_damage_error_and_keep() -> None:
+    with pytest.raises(DamagedEditError) as caught:
+        session(FOUR_AVERAGES, RENAMED, on_damage="error").edit(STATS, "Rename.")
+    assert caught.value.partial_program == FOUR_AVERAGES
+    kept = session(FOUR_AVERAGES, RENAMED, on_damage="keep").edit(STATS, "Rename.")
+    assert kept.text.count("def average(") == 4
+    assert [d.kind for d in kept.damage] == ["duplicate"]
+    with pytest.raises(ConfigError, match="on_damage"):
+        session(FOUR_AVERAGES, RENAMED, on_damage="retry")
+
+
+def test_rewrite_mode_refuses_a_damaging_rewrite() -> None:
+    broken = STATS + "=======\n"
+    rewriter = session("", broken, mode="rewrite")
+    with pytest.raises(DamagedEditError, match="marker"):
+        rewriter.edit(STATS, "Anything.")
+
+
+def test_the_language_can_be_named() -> None:
+    # As Python the four definitions of one name are damage; as prose (no language the check
+    # knows, and a guess is not made where one is named) only markers would be.
+    with pytest.raises(DamagedEditError):
+        session(FOUR_AVERAGES, None, on_damage="error").edit(STATS, "x", language="python")
+
+
+def test_a_model_set_on_writing_a_divider_into_the_file_never_gets_it_there() -> None:
+    # The 322-line failure of issue 40: the replacement held a second divider and a SEARCH
+    # body. The constraint admits neither line, so a model that insists loses its way and the
+    # edit fails; no result holds the marker.
+    head = "def mean(values):\n"
+    program = (BLOCK_OPEN + head + DIVIDER + head + "    return 0\n" + DIVIDER + BLOCK_OPEN
+               + head + BLOCK_CLOSE)
+    events: list[object] = []
+    with pytest.raises(GenerationError):
+        events.extend(session(program, RENAMED, on_damage="keep").stream(STATS, "x"))
+    assert not any(isinstance(e, DoneEvent) for e in events)

@@ -1,0 +1,158 @@
+"""The damage check (copygram.language.damage): markers, parses and definitions an edit broke,
+and nothing flagged where the edit left the file sound."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram.language.damage import (
+    LANGUAGES,
+    find_damage,
+    guess_language,
+    language_for_path,
+)
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+
+STATS = '''def mean(values):
+    return sum(values) / len(values)
+
+
+def median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def spread(values):
+    return max(values) - mean(values)
+'''
+
+
+def kinds(before: str, after: str, language: str | None = None) -> list[str]:
+    return [d.kind for d in find_damage(before, after, language=language)]
+
+
+def test_a_sound_edit_has_no_damage() -> None:
+    fixed = STATS.replace("len(ordered) // 2]", "(len(ordered) - 1) // 2]")
+    assert find_damage(STATS, fixed) == ()
+    assert find_damage(STATS, STATS) == ()
+
+
+def test_the_rename_that_named_four_functions_alike_is_a_duplicate() -> None:
+    # The failure of issue 40: head-only blocks renamed mean, median and spread to average.
+    broken = (STATS.replace("def mean(", "def average(").replace("def median(", "def average(")
+              .replace("def spread(", "def average("))
+    damage = find_damage(STATS, broken)
+    assert [d.kind for d in damage] == ["duplicate"]
+    assert "average is defined 3 times" in damage[0].detail
+    assert damage[0].line == 1
+    # A rename that keeps one definition per name is sound.
+    assert find_damage(STATS, STATS.replace("mean", "average")) == ()
+
+
+def test_a_marker_line_in_the_file_is_damage_unless_the_document_had_it() -> None:
+    leaked = STATS.replace("def median", DIVIDER + "def median")
+    damage = find_damage(STATS, leaked)
+    assert damage[0].kind == "marker"
+    assert damage[0].line == 5
+    rst = "Title\n=======\n\nText.\n"
+    assert find_damage(rst, rst + "\nMore\n=======\n") == ()
+    for marker in (BLOCK_OPEN, BLOCK_CLOSE, '<copy lines="1-2"/>\n'):
+        assert "marker" in kinds("Some prose.\n", "Some prose.\n" + marker)
+
+
+def test_a_parse_the_edit_broke_is_damage_with_its_line() -> None:
+    broken = STATS.replace("    return max(values) - mean(values)\n",
+                           "    return max(values) - mean(values\n")
+    damage = find_damage(STATS, broken)
+    assert [d.kind for d in damage] == ["parse"]
+    assert "python" in damage[0].detail
+
+
+def test_a_file_that_did_not_parse_is_not_judged_by_its_parse() -> None:
+    bad = "def f(:\n    pass\n"
+    assert find_damage(bad, bad + "x = (\n", language="python") == ()
+
+
+def test_property_setters_and_overloads_are_not_duplicates() -> None:
+    before = "class A:\n    @property\n    def x(self):\n        return 1\n"
+    after = before + "\n    @x.setter\n    def x(self, value):\n        pass\n"
+    assert find_damage(before, after) == ()
+
+
+JS = """const add = (a, b) => {
+  return a + b;
+};
+function twice(x) {
+  return add(x, x);
+}
+"""
+
+
+@pytest.mark.parametrize(("language", "before", "after", "kind"), [
+    ("javascript", JS, JS.replace("return a + b;\n};", "return a + b;\n}};"), "parse"),
+    ("javascript", JS, JS + "function twice(y) {\n  return y;\n}\n", "duplicate"),
+    ("javascript", JS, JS.replace("const add", "const twice"), "duplicate"),
+    ("java", "class A {\n  int f(int x) { return x; }\n}\n",
+     "class A {\n  int f(int x) { return x; }\n}\n}\n}\n", "parse"),
+    ("java", "class A {\n  int f(int x) { return x; }\n}\n",
+     "class A {\n  int f(int x) { return x; }\n  int f(int x) { return 2; }\n}\n", "duplicate"),
+    ("go", "package m\n\nfunc f() int {\n\treturn 1\n}\n",
+     "package m\n\nfunc f() int {\n\treturn 1\n}\n\nfunc f() int {\n\treturn 2\n}\n", "duplicate"),
+    ("rust", "fn f() -> i32 {\n    1\n}\n", "fn f() -> i32 {\n    1\n}\n}\n", "parse"),
+    ("cpp", "int f(int x) {\n  return x;\n}\n", "int f(int x) {\n  return x;\n\n", "parse"),
+])
+def test_other_languages(language: str, before: str, after: str, kind: str) -> None:
+    assert find_damage(before, before, language=language) == ()
+    assert kind in kinds(before, after, language)
+
+
+def test_overloads_are_other_definitions_in_java_and_cpp() -> None:
+    before = "class A {\n  int f(int x) { return x; }\n}\n"
+    after = "class A {\n  int f(int x) { return x; }\n  int f(long x) { return 2; }\n}\n"
+    assert find_damage(before, after, language="java") == ()
+
+
+def test_the_language_comes_from_the_path_or_the_text() -> None:
+    assert language_for_path("a/b/stats.py") == "python"
+    assert language_for_path("x.JS") == "javascript"
+    assert language_for_path("notes.md") is None
+    assert guess_language(STATS) == "python"
+    assert guess_language(JS) == "javascript"
+    assert guess_language("package m\n\nfunc f() int {\n\treturn 1\n}\n") == "go"
+    # Prose that happens to parse defines nothing: it is not code.
+    assert guess_language("Hello\n") is None
+    assert guess_language("A paragraph about {braces}, in prose.\n") is None
+
+
+def test_an_unknown_language_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown language"):
+        find_damage("x\n", "y\n", language="cobol")
+    assert "python" in LANGUAGES
+
+
+_line = st.sampled_from(["x = 1\n", "def f():\n", "    return 2\n", "class C:\n", "    pass\n",
+                         "\n", "# note\n", "y = f()\n"])
+
+
+@given(st.lists(_line, max_size=12), st.lists(_line, max_size=12))
+def test_damage_only_ever_names_what_the_after_text_holds(before: list[str],
+                                                         after: list[str]) -> None:
+    old, new = "".join(before), "".join(after)
+    for damage in find_damage(old, new, language="python"):
+        assert damage.kind in ("parse", "duplicate", "marker")
+        assert damage.line is None or 1 <= damage.line <= max(1, new.count("\n") + 1)
+    assert find_damage(old, old, language="python") == ()
+
+
+def test_without_a_grammar_the_brackets_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from copygram.language import damage
+
+    monkeypatch.setattr(damage, "_tree", lambda text, language: None)
+    java = "class A {\n  String s = \"}\"; // }\n  int f() { return 1; }\n}\n"
+    assert find_damage(java, java, language="java") == ()
+    broken = find_damage(java, java + "}\n", language="java")
+    assert [(d.kind, d.line) for d in broken] == [("parse", 5)]
+    assert "unmatched '}'" in broken[0].detail
+    assert "unclosed '{'" in find_damage(java, java[:-2], language="java")[0].detail
