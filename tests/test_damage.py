@@ -44,9 +44,11 @@ def test_the_rename_that_named_four_functions_alike_is_a_duplicate() -> None:
     broken = (STATS.replace("def mean(", "def average(").replace("def median(", "def average(")
               .replace("def spread(", "def average("))
     damage = find_damage(STATS, broken)
-    assert [d.kind for d in damage] == ["duplicate"]
+    assert damage[0].kind == "duplicate"
     assert "average is defined 3 times" in damage[0].detail
     assert damage[0].line == 1
+    # ... and the calls of mean, median and spread were left without a definition.
+    assert {d.detail.split()[0] for d in damage if d.kind == "dangling"} == {"mean"}
     # A rename that keeps one definition per name is sound.
     assert find_damage(STATS, STATS.replace("mean", "average")) == ()
 
@@ -156,3 +158,29 @@ def test_without_a_grammar_the_brackets_are_read(monkeypatch: pytest.MonkeyPatch
     assert [(d.kind, d.line) for d in broken] == [("parse", 5)]
     assert "unmatched '}'" in broken[0].detail
     assert "unclosed '{'" in find_damage(java, java[:-2], language="java")[0].detail
+
+
+def test_a_rename_that_left_a_call_is_a_dangling_name() -> None:
+    renamed = STATS.replace("def mean(", "def average(")
+    damage = find_damage(STATS, renamed)
+    assert [(d.kind, d.line) for d in damage] == [("dangling", 11)]
+    assert "mean is used but no longer defined" in damage[0].detail
+    # Every use renamed too, or a name no longer used, is sound; so is a name that was never
+    # bound in the file (a builtin, or one the file never defined).
+    assert find_damage(STATS, STATS.replace("mean", "average")) == ()
+    assert find_damage("x = len([])\n", "y = len([])\n") == ()
+    star = "from os.path import *\n\n\ndef f():\n    return join('a')\n"
+    assert find_damage(star, star.replace("def f", "def g")) == ()
+
+
+def test_a_dangling_name_in_javascript() -> None:
+    calls = JS + "console.log(twice(2));\n"
+    damage = find_damage(calls, calls.replace("function twice", "function double"),
+                         language="javascript")
+    assert [d.kind for d in damage] == ["dangling"]
+    renamed = calls.replace("twice", "double")
+    assert find_damage(calls, renamed, language="javascript") == ()
+    # A parameter of the same name binds it: a shadowed name is not dangling.
+    shadow = "function f(a) {\n  return a;\n}\nfunction g(a) {\n  return a;\n}\n"
+    assert find_damage(shadow, shadow.replace("function f(a)", "function h(a)"),
+                       language="javascript") == ()

@@ -56,7 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "after the same prompt (plain decoding) and print both times")
     parser.add_argument("--force", action="store_true",
                         help="write an edit that would damage the file (the edit format's "
-                             "markers in it, a parse it breaks, a definition duplicated) instead "
+                             "markers in it, a parse it breaks, a definition duplicated, a name "
+                             "left undefined) instead "
                              "of refusing it")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 

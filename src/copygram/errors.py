@@ -71,9 +71,10 @@ class LengthError(GenerationError):
 
 class DamagedEditError(GenerationError):
     """The edit would damage the file (:mod:`copygram.language.damage`: the format's markers in
-    it, a file that parsed and no longer does, a definition duplicated) and was not redone, or
-    was redone and still does. ``result`` is the damaged edit (its ``text`` is what would have
-    been written), ``damage`` what is wrong with it; ``partial_program`` is its program."""
+    it, a file that parsed and no longer does, a definition duplicated, a name left undefined)
+    and was not redone, or was redone and still does. ``result`` is the damaged edit (its
+    ``text`` is what would have been written), ``damage`` what is wrong with it;
+    ``partial_program`` is its program."""
 
     def __init__(self, message: str, *, result: object, damage: tuple[object, ...]) -> None:
         super().__init__(message, partial_program=str(getattr(result, "program_text", "")),

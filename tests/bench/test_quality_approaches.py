@@ -215,6 +215,24 @@ def test_program_approach_counts_the_blocks_written_again() -> None:
     assert pool([quality, quality])["d"]["program"]["unchanged_retries"] == 2
 
 
+def test_program_approach_records_a_damaged_edit_redone_and_times_both() -> None:
+    from copygram.decode.prompt import REWRITE_SYSTEM
+    from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+    from copygram.testing import PromptedBackend
+
+    row = py_row()
+    head = next(line for line in row.before.splitlines(keepends=True) if line.startswith("def "))
+    # The function written twice: a duplicated definition the session redoes in rewrite mode.
+    twice = (BLOCK_OPEN + head + DIVIDER + head + "    pass\n\n\n" + head + "    pass\n"
+             + BLOCK_CLOSE)
+    backend = PromptedBackend(row.before, replies=((REWRITE_SYSTEM, row.after), ("", twice)))
+    quality, (text, stats, _) = evaluate_row(row, "program", program_approach(EditSession(backend)))
+    assert text == row.after and quality.passed
+    assert quality.redone == stats["redone"] == "duplicate" and quality.damage == ""
+    assert stats["redone_program"] == twice
+    assert pool([quality])["humanevalfix_docs_python"]["program"]["redone"] == 1
+
+
 def test_a_primed_row_starts_with_the_approachs_fixed_prefix_and_no_document() -> None:
     from copygram.bench.quality.approaches import PrefixPrimer
 

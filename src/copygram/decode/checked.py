@@ -2,8 +2,8 @@
 
 Every edit's result is read against its document by
 :func:`~copygram.language.damage.find_damage` (the format's markers in the file, a file that
-parsed and no longer does, a definition duplicated). What happens to a damaged one is the
-session's ``on_damage``:
+parsed and no longer does, a definition duplicated, a name used and no longer defined). What
+happens to a damaged one is the session's ``on_damage``:
 
 * ``"rewrite"`` (the default): program mode's edit is done again in rewrite mode, on the same
   model, and that result is checked in turn (rewrite mode's own edits have nothing to fall back

@@ -13,6 +13,9 @@ instruction asked:
 * ``duplicate``: a function, method or class is defined more often in one scope than before
   and more than once (four functions renamed to one name); in Java, C and C++, where a name may
   be overloaded, the whole signature counts.
+* ``dangling``: a name the file bound (a function, class, variable, parameter or import) is
+  bound nowhere in the result but still used there (a function renamed and a call of it left;
+  Python, JavaScript and TypeScript; a Python file with ``import *`` is not read so).
 
 Only a change from good to bad counts: a file that did not parse before may not parse after. The
 checks are conservative on purpose (each is a certain defect, not a style), since a damaged
@@ -23,6 +26,7 @@ edit is redone or refused (:mod:`copygram.decode.checked`). Cost: one parse of e
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib
 import re
@@ -35,7 +39,7 @@ from typing import Any, Literal
 from copygram.language.lines import split_lines
 from copygram.language.search_replace import MARKER_LINES
 
-DamageKind = Literal["marker", "parse", "duplicate"]
+DamageKind = Literal["marker", "parse", "duplicate", "dangling"]
 
 # Where each language's tree-sitter grammar lives: (module, function returning the language).
 _GRAMMARS: dict[str, tuple[str, str]] = {
@@ -141,7 +145,67 @@ def find_damage(before: str, after: str, *,
             damage.append(Damage("duplicate", f"{key[1]} is defined {count} times in one scope "
                                               f"(the input defined it {had[key]} times)",
                                  first[key]))
+    damage.extend(_dangling(before, after, language))
     return tuple(damage)
+
+
+def _dangling(before: str, after: str, language: str) -> Iterator[Damage]:
+    old, new = _names(before, language), _names(after, language)
+    if old is None or new is None:
+        return
+    for name, line in sorted(new[1].items(), key=lambda item: item[1]):
+        if name in old[0] and name not in new[0] and name not in _BUILTINS:
+            yield Damage("dangling", f"{name} is used but no longer defined (the input defined "
+                                     "it)", line)
+
+
+_BUILTINS = frozenset(dir(builtins)) | {"console", "require", "module", "exports", "undefined"}
+_JS_BINDERS = frozenset({"function_declaration", "generator_function_declaration",
+                         "class_declaration", "variable_declarator", "import_specifier",
+                         "namespace_import", "catch_clause"})
+
+
+def _names(text: str, language: str) -> tuple[set[str], dict[str, int]] | None:
+    """The names ``text`` binds anywhere, and those it uses with the line of their first use;
+    ``None`` where this is not read (a language without it, a Python star import)."""
+    bound: set[str] = set()
+    used: dict[str, int] = {}
+    if language == "python":
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound.add(node.name)
+            elif isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    used.setdefault(node.id, node.lineno)
+                else:
+                    bound.add(node.id)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                if any(alias.name == "*" for alias in node.names):
+                    return None
+                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+                bound.add(node.name)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                bound.update(node.names)
+        return bound, used
+    if language not in ("javascript", "typescript") or (tree := _tree(text, language)) is None:
+        return None
+    source = text.encode("utf-8")
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type == "identifier":
+            name = source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+            parent = node.parent
+            if parent is not None and (parent.type in _JS_BINDERS
+                                       or "parameter" in parent.type):
+                bound.add(name)  # a declaration's name, a parameter, an import
+            else:
+                used[name] = min(used.get(name, 1 << 30), node.start_point[0] + 1)
+    return bound, used
 
 
 _MARKERS = frozenset(m.rstrip("\n") for m in MARKER_LINES)

@@ -231,6 +231,8 @@ def program_approach(session: EditSession) -> Approach:
                              # damage, and the time of both runs.
                              "redone": ",".join(sorted({d.kind for d in result.redone.damage}))
                              if result.redone is not None else "",
+                             "redone_program": (result.redone.program_text
+                                                if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s
                                                              if result.redone else 0.0)}, None
 
