@@ -143,8 +143,12 @@ def test_damage_only_ever_names_what_the_after_text_holds(before: list[str],
                                                          after: list[str]) -> None:
     old, new = "".join(before), "".join(after)
     for damage in find_damage(old, new, language="python"):
-        assert damage.kind in ("parse", "duplicate", "marker")
+        assert damage.kind in ("parse", "duplicate", "dangling", "marker")
         assert damage.line is None or 1 <= damage.line <= max(1, new.count("\n") + 1)
+        if damage.kind == "dangling":  # a name the input defined, used where the result says
+            name = damage.detail.split()[0]
+            assert f"def {name}(" in old or f"class {name}:" in old or f"{name} =" in old
+            assert damage.line is not None and name in new.splitlines()[damage.line - 1]
     assert find_damage(old, old, language="python") == ()
 
 

@@ -13,6 +13,7 @@ from copygram.errors import (
     ConfigError,
     ConstraintError,
     CopygramError,
+    DamagedEditError,
     DocumentError,
     GenerationError,
     LengthError,
@@ -36,7 +37,8 @@ from copygram.language import (
 
 if TYPE_CHECKING:
     from copygram.constraints import Constraint, compile_constraint
-    from copygram.decode.events import CopyEvent, DoneEvent, EditResult, GenTokenEvent
+    from copygram.decode.events import CopyEvent, DoneEvent, EditResult, GenTokenEvent, RedoEvent
+    from copygram.language.damage import Damage, find_damage
     from copygram.session import EditSession
 
 __version__ = "0.1.0"
@@ -47,6 +49,9 @@ _LAZY = {
     "GenTokenEvent": "copygram.decode.events",
     "CopyEvent": "copygram.decode.events",
     "DoneEvent": "copygram.decode.events",
+    "RedoEvent": "copygram.decode.events",
+    "Damage": "copygram.language.damage",
+    "find_damage": "copygram.language.damage",
     "compile_constraint": "copygram.constraints",
     "Constraint": "copygram.constraints",
 }
@@ -70,6 +75,8 @@ __all__ = [
     "Copy",
     "CopyEvent",
     "CopygramError",
+    "Damage",
+    "DamagedEditError",
     "DocumentError",
     "DoneEvent",
     "EditResult",
@@ -84,8 +91,10 @@ __all__ = [
     "Program",
     "ProgramSyntaxError",
     "RangeError",
+    "RedoEvent",
     "TokenId",
     "compile_constraint",
+    "find_damage",
     "oracle",
     "parse",
     "render",
