@@ -57,8 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true",
                         help="write an edit that would damage the file (the edit format's "
                              "markers in it, a parse it breaks, a definition duplicated, a name "
-                             "left undefined) instead "
-                             "of refusing it")
+                             "left undefined) instead of refusing it")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 

@@ -184,8 +184,9 @@ class EditSession:
         that would damage the file (the format's markers in it, a parse it breaks, a definition
         duplicated) is redone in rewrite mode, or raises
         :class:`~copygram.errors.DamagedEditError`, as ``on_damage`` says. ``language``: the
-        document's (``"python"``, ``"javascript"``, ...:
-        :data:`copygram.language.damage.LANGUAGES`); ``None`` guesses it from the text."""
+        document's (``"python"``, ``"javascript"``, ...: :data:`copygram.language.damage.LANGUAGES`,
+        or ``"text"``: no code, the marker check alone); ``None`` guesses it from the text; an
+        unknown one is a :class:`~copygram.errors.ConfigError` before the model runs."""
         for event in self.stream(document, instruction, prediction, language=language):
             if isinstance(event, DoneEvent):
                 return event.result

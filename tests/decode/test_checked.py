@@ -87,10 +87,17 @@ def test_rewrite_mode_refuses_a_damaging_rewrite() -> None:
 
 
 def test_the_language_can_be_named() -> None:
-    # As Python the four definitions of one name are damage; as prose (no language the check
-    # knows, and a guess is not made where one is named) only markers would be.
+    # As Python the four definitions of one name are damage; as text (no code: the marker check
+    # alone, no guess where a language is named) they are not.
     with pytest.raises(DamagedEditError):
         session(FOUR_AVERAGES, None, on_damage="error").edit(STATS, "x", language="python")
+    text = session(FOUR_AVERAGES, None, on_damage="error").edit(STATS, "x", language="text")
+    assert text.text.count("def average(") == 4 and text.damage == ()
+    # An unknown language is refused before the model runs.
+    backend = PromptedBackend(STATS, replies=(("", FOUR_AVERAGES),))
+    with pytest.raises(ConfigError, match="cobol"):
+        EditSession(backend).stream(STATS, "x", language="cobol")
+    assert backend.calls == []
 
 
 def test_a_model_set_on_writing_a_divider_into_the_file_never_gets_it_there() -> None:

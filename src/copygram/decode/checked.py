@@ -24,8 +24,8 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 from copygram.decode.events import DoneEvent, EditResult, Event, RedoEvent
-from copygram.errors import DamagedEditError
-from copygram.language.damage import Damage, find_damage
+from copygram.errors import ConfigError, DamagedEditError
+from copygram.language.damage import LANGUAGES, PROSE, Damage, find_damage, guess_language
 
 
 def checked(events: Iterator[Event], document: str, *, on_damage: str,
@@ -34,7 +34,20 @@ def checked(events: Iterator[Event], document: str, *, on_damage: str,
     """``events`` (one edit's, ending with its :class:`DoneEvent`) with the result checked
     against ``document`` (``language``: as :func:`find_damage` takes it). A damaged result is
     handled as ``on_damage`` says (module doc); ``redo`` runs the edit again in rewrite mode
-    (``None``: nothing to fall back to). Raises :class:`DamagedEditError`."""
+    (``None``: nothing to fall back to). Raises :class:`DamagedEditError`, and a
+    :class:`~copygram.errors.ConfigError` (before any event) for an unknown ``language``."""
+    if language is None:
+        language = guess_language(document)  # once, for the edit and a redo alike
+    elif language not in (*LANGUAGES, PROSE):
+        raise ConfigError(f"language {language!r} is not one the damage check reads; use one of "
+                          f"{', '.join(LANGUAGES)}, {PROSE!r} (not code: the marker check "
+                          "alone), or leave it out to guess it from the text")
+    # Prose, or a language none of the checks reads: the markers alone.
+    return _checked(events, document, on_damage, language or PROSE, redo)
+
+
+def _checked(events: Iterator[Event], document: str, on_damage: str, language: str,
+             redo: Callable[[], Iterator[Event]] | None) -> Iterator[Event]:
     for event in events:
         if not isinstance(event, DoneEvent):
             yield event

@@ -53,6 +53,8 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 }
 LANGUAGES = ("python", *_GRAMMARS)
 """The languages whose parse and definitions the checks read."""
+PROSE = "text"
+"""The ``language`` of a document that is no code the checks read: the marker check alone."""
 
 _SUFFIXES = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
@@ -118,11 +120,12 @@ def find_damage(before: str, after: str, *,
                 language: str | None = None) -> tuple[Damage, ...]:
     """The damage (module doc) that turning ``before`` into ``after`` did, whatever wrote
     ``after``: search/replace blocks' marker lines and the paper's copy tags count as markers
-    in any edit. ``language``: one of :data:`LANGUAGES`, or ``None`` to guess it from
-    ``before`` (:func:`guess_language`; prose gets the marker check alone)."""
+    in any edit. ``language``: one of :data:`LANGUAGES`, :data:`PROSE` (the marker check
+    alone), or ``None`` to guess it from ``before`` (:func:`guess_language`; prose gets the
+    marker check alone)."""
     damage = list(_leaked_markers(before, after))
     language = language if language is not None else guess_language(before)
-    if language is None:
+    if language is None or language == PROSE:
         return tuple(damage)
     if language not in LANGUAGES:
         raise ValueError(f"unknown language {language!r}; one of {', '.join(LANGUAGES)}")
@@ -373,5 +376,5 @@ def _key(node: Any, source: bytes, language: str) -> str:
                     + [source[name.start_byte:name.end_byte].decode("utf-8", "replace")])
 
 
-__all__ = ["LANGUAGES", "Damage", "DamageKind", "find_damage", "guess_language",
+__all__ = ["LANGUAGES", "PROSE", "Damage", "DamageKind", "find_damage", "guess_language",
            "language_for_path"]
