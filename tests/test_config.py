@@ -81,8 +81,10 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("engine", 1, "'llguidance', 'outlines'"),
     ("syntax", "xml", "'compact', 'lines'"),
     ("syntax", 1, "'compact', 'lines'"),
-    ("mode", "rewrte", "'program', 'rewrite' (did you mean 'rewrite'?)"),
-    ("mode", 1, "'program', 'rewrite'"),
+    ("mode", "rewrte", "'program', 'rewrite', 'auto' (did you mean 'rewrite'?)"),
+    ("mode", 1, "'program', 'rewrite', 'auto'"),
+    ("auto_rewrite_tokens", -1, "integer >= 0"),
+    ("auto_rewrite_tokens", "many", "integer >= 0"),
     ("backend", "vllm", "'llamacpp', 'transformers'"),
     ("device", "tpu", "'auto', 'cpu', 'cuda'"),
     ("dtype", "int4", "'auto', 'float32'"),
@@ -139,7 +141,7 @@ def test_unknown_keys_are_listed_with_the_valid_ones(no_model: None) -> None:
     assert "'colour'" in message and "'temprature' (did you mean 'temperature'?)" in message
     for key in CONFIG_KEYS:
         assert key in message
-    assert "mode" in CONFIG_KEYS  # "program" or "rewrite" (docs/rewrite.md)
+    assert "mode" in CONFIG_KEYS  # "program", "rewrite" (docs/rewrite.md) or "auto"
 
 
 def test_keys_are_the_two_dataclasses() -> None:
@@ -305,7 +307,8 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "line_view": st.sampled_from(["pipe", "tab"]),
     "search_scope": st.sampled_from(["lines", "unit", "head"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
-    "mode": st.sampled_from(["program", "rewrite"]),
+    "mode": st.sampled_from(["program", "rewrite", "auto"]),
+    "auto_rewrite_tokens": st.integers(0, 1 << 20),
     "on_damage": st.sampled_from(["rewrite", "error", "keep"]),
     "backend": st.just("llamacpp"),
     "model": st.sampled_from([*catalog.model_names(), "default", "/models/m.gguf", "~/x.GGUF"]),

@@ -153,9 +153,9 @@ def test_damage_only_ever_names_what_the_after_text_holds(before: list[str],
 
 
 def test_without_a_grammar_the_brackets_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    from copygram.language import damage
+    from copygram.language import parsers
 
-    monkeypatch.setattr(damage, "_tree", lambda text, language: None)
+    monkeypatch.setattr(parsers, "tree", lambda text, language: None)
     java = "class A {\n  String s = \"}\"; // }\n  int f() { return 1; }\n}\n"
     assert find_damage(java, java, language="java") == ()
     broken = find_damage(java, java + "}\n", language="java")

@@ -65,7 +65,8 @@ def use_session(monkeypatch: pytest.MonkeyPatch, make: Callable[[], EditSession]
 
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    return use_session(monkeypatch, lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines"))
+    return use_session(monkeypatch, lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines",
+                                                        mode="program"))
 
 
 @pytest.fixture
@@ -137,7 +138,8 @@ def test_in_place_generation_error_leaves_the_file_byte_identical(
     monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     use_session(monkeypatch,
-                lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", max_new_tokens=4))
+                lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", max_new_tokens=4,
+                                    mode="program"))
     assert run_cli([str(doc), "-i", "x", "--in-place"]) == 1
     assert "max_new_tokens" in capsys.readouterr().err
     _assert_untouched(doc)
@@ -146,7 +148,8 @@ def test_in_place_generation_error_leaves_the_file_byte_identical(
 def test_in_place_ctrl_c_mid_edit_leaves_the_file_byte_identical(
     monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    use_session(monkeypatch, lambda: EditSession(_InterruptingBackend(DOCUMENT, PROGRAM), syntax="lines"))
+    use_session(monkeypatch, lambda: EditSession(_InterruptingBackend(DOCUMENT, PROGRAM), syntax="lines",
+                                                 mode="program"))
     assert run_cli([str(doc), "-i", "x", "--in-place"]) == 130
     assert "interrupted" in capsys.readouterr().err
     _assert_untouched(doc)
@@ -268,7 +271,8 @@ def test_a_file_changed_during_an_in_place_edit_is_not_overwritten(
                 doc.write_text(other)
             super()._append(kind, ids)
 
-    use_session(monkeypatch, lambda: EditSession(Backend(DOCUMENT, PROGRAM), syntax="lines"))
+    use_session(monkeypatch, lambda: EditSession(Backend(DOCUMENT, PROGRAM), syntax="lines",
+                                                 mode="program"))
     assert run_cli([str(doc), "-i", "x", "--in-place", "--quiet"]) == 1
     err = capsys.readouterr().err
     assert "changed while copygram was editing it" in err and "nothing was written" in err
@@ -294,7 +298,8 @@ def test_show_program_prints_the_partial_program_on_error(
     monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def session() -> EditSession:
-        return EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", max_new_tokens=12)
+        return EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", max_new_tokens=12,
+                           mode="program")
 
     with pytest.raises(GenerationError) as info:
         session().edit(DOCUMENT, "x")
@@ -385,7 +390,8 @@ def test_the_diff_of_a_cr_only_file_has_no_missing_newline_markers(
 ) -> None:
     document = DOCUMENT.replace("\n", "\r")
     program = Program([Copy(1, 1), Gen("    return x + 2\r"), Copy(3, 5)])
-    use_session(monkeypatch, lambda: EditSession(ScriptedBackend(document, program), syntax="lines"))
+    use_session(monkeypatch, lambda: EditSession(ScriptedBackend(document, program), syntax="lines",
+                                                 mode="program"))
     path = tmp_path / "mac.py"
     path.write_bytes(document.encode())
     assert run_cli([str(path), "-i", "x", "--quiet"]) == 0
@@ -468,7 +474,7 @@ def child_main(moment: str, signum: int, path: str) -> int:
             super()._append(kind, ids)
 
     def load() -> EditSession:
-        session = EditSession(Backend(DOCUMENT, PROGRAM), syntax="lines")
+        session = EditSession(Backend(DOCUMENT, PROGRAM), syntax="lines", mode="program")
         if moment == "load":
             signal_from_native_code(signum)
         return session
@@ -495,7 +501,7 @@ def test_an_ignored_sigint_stays_ignored(monkeypatch: pytest.MonkeyPatch, doc: P
     # As a shell starts a background job: Ctrl-C at the terminal is not for it.
     def load() -> EditSession:
         signal_from_native_code(signal.SIGINT)
-        return EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines")
+        return EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", mode="program")
 
     use_session(monkeypatch, load)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -600,7 +606,7 @@ def test_compare_plain_decodes_the_output_again_one_token_per_forward(
     monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM)
-    use_session(monkeypatch, lambda: EditSession(backend, syntax="lines"))
+    use_session(monkeypatch, lambda: EditSession(backend, syntax="lines", mode="program"))
     assert run_cli([str(doc), "-i", "add 2", "--compare-plain"]) == 0
     _, err = capsys.readouterr()
     edited = DOCUMENT.replace("x + 1", "x + 2")

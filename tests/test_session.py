@@ -17,7 +17,7 @@ PROGRAM = Program([Copy(1, 1), Gen("    return x + 2\n"), Copy(3, 6), Gen("# don
 def test_bad_session_arguments() -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM)
     with pytest.raises(ConfigError):
-        EditSession(backend, engine="nope")
+        EditSession(backend, engine="nope", mode="program")
     with pytest.raises(ConfigError):
         EditSession.from_config({"backend": "llamacpp", "colour": "red"})
     # Checked before any model loads: "false" as a string would otherwise read as true.
@@ -37,7 +37,7 @@ def test_the_public_names_come_from_the_decode_package() -> None:
 
 def test_edit_stream_and_replay_delegate_to_one_loop() -> None:
     session = EditSession(ScriptedBackend(DOCUMENT, PROGRAM), syntax="lines", ordered_copies=False,
-                          on_damage="keep")
+                          on_damage="keep", mode="program")
     result = session.edit(DOCUMENT, "x")
     events = list(session.stream(DOCUMENT, "x"))
     last = events[-1]
@@ -61,12 +61,13 @@ def test_prepare_builds_once_what_the_first_edit_would(monkeypatch: pytest.Monke
     tags = ScriptedBackend(DOCUMENT, PROGRAM)
     EditSession(tags, mode="rewrite").prepare()  # rewrite mode has no constraint to build
     assert built == []
-    session = EditSession(tags, syntax="lines", ordered_copies=False, on_damage="keep")
+    session = EditSession(tags, syntax="lines", ordered_copies=False, on_damage="keep",
+                          mode="program")
     session.prepare()
     assert built == [tags]
     assert session.edit(DOCUMENT, "x").text == copygram.resolve(PROGRAM, DOCUMENT)
     assert built == [tags]  # the edit found it built
     blocks = ScriptedBackend(DOCUMENT, reply="")
-    EditSession(blocks).prepare()  # head blocks, the default
-    EditSession(blocks).derive(mode="rewrite").derive(mode="program").prepare()
+    EditSession(blocks, mode="program").prepare()  # head blocks, the default
+    EditSession(blocks, mode="program").derive(mode="rewrite").derive(mode="program").prepare()
     assert built == [tags, blocks]

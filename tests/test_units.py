@@ -7,7 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram.language.lines import split_lines
-from copygram.language.units import closes_with_brackets, header_end, opens_body, unit_end
+from copygram.language.units import (
+    closes_with_brackets,
+    header_end,
+    layout_end,
+    opens_body,
+    unit_end,
+)
 
 PYTHON = '''from typing import List
 
@@ -146,3 +152,49 @@ def test_a_switchs_labels_do_not_make_a_braced_file_python() -> None:
     c_file = ("int f(int x)\n{\n  switch (x) {\n  case 1:\n    return 2;\n  default:\n"
               "    return 3;\n  }\n}\n")
     assert closes_with_brackets(split_lines(c_file))
+
+
+PARSED = '''USAGE = """
+usage: tool [options]
+"""
+
+
+@pytest.mark.parametrize("x", [
+    1,
+    2,
+])
+def test_x(x):
+    """Doc.
+That starts a line at the margin.
+    """
+    return x
+    # a comment the layout keeps in the unit
+
+
+def after():
+    pass
+'''
+
+
+def test_where_the_document_parses_the_parser_ends_its_units() -> None:
+    lines = split_lines(PARSED)
+    # The layout alone cuts both short: the string's lines at the margin, the decorator's "])".
+    assert (layout_end(lines, 1), unit_end(lines, 1)) == (1, 3)
+    assert (layout_end(lines, 6), unit_end(lines, 6)) == (9, 15)
+    # The trailing comment indented into the function stays in it, as the layout reads it.
+    assert (layout_end(lines, 10), unit_end(lines, 10)) == (11, 15)
+    assert unit_end(lines, 18) == layout_end(lines, 18) == 19
+
+
+def test_a_document_that_does_not_parse_is_read_by_layout() -> None:
+    broken = PARSED.replace("def after():", "def after(:")
+    lines = split_lines(broken)
+    assert [unit_end(lines, n) for n in range(1, len(lines) + 1)] == [
+        layout_end(lines, n) for n in range(1, len(lines) + 1)]
+
+
+def test_a_braced_document_is_read_by_its_grammar() -> None:
+    js = "const DOC = `\nmargin\n`;\nfunction f(a) {\n  return a;\n}\n"
+    lines = split_lines(js)
+    assert (layout_end(lines, 1), unit_end(lines, 1)) == (1, 3)
+    assert unit_end(lines, 4) == layout_end(lines, 4) == 6

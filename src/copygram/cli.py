@@ -32,6 +32,8 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
     "serve": ("copygram.bench.serve", "copygram serve under concurrent edits: TTFT, latency"),
     "kinds": ("copygram.bench.kinds",
               "build edit rows of many kinds and sizes, judged by whole-file tests (issue 40)"),
+    "units": ("copygram.bench.units",
+              "where the parser's units and the layout's end apart, on real files"),
 }
 
 

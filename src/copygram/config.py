@@ -34,6 +34,7 @@ from copygram.language.search_replace import SEARCH_REPLACE
 from copygram.language.syntaxes import DEFAULT_SYNTAX, syntax_names
 
 __all__ = [
+    "AUTO_REWRITE_TOKENS",
     "BACKENDS",
     "BACKEND_KEYS",
     "CONFIG_KEYS",
@@ -157,7 +158,13 @@ def check_engine(value: object) -> str:
     return check_choice("engine", value, ENGINES)
 
 
-MODES: Final = ("program", "rewrite")
+MODES: Final = ("program", "rewrite", "auto")
+
+AUTO_REWRITE_TOKENS: Final = 3072
+"""``mode = "auto"``: a document of at most this many tokens is rewritten (rewrite mode) unless
+its instruction names one of its definitions; a longer one is edited by a program (program
+mode). ``auto_rewrite_tokens``; docs/quality.md ("Which mode edits by default") has the
+measurements behind it."""
 
 
 ON_DAMAGE: Final = ("rewrite", "error", "keep")
@@ -171,8 +178,9 @@ def check_on_damage(value: object) -> str:
 
 
 def check_mode(value: object) -> str:
-    """An edit mode: ``"program"`` (the model writes an edit program) or ``"rewrite"`` (it
-    rewrites the document, which drafts its own rewrite; docs/rewrite.md)."""
+    """An edit mode: ``"program"`` (the model writes an edit program), ``"rewrite"`` (it
+    rewrites the document, which drafts its own rewrite; docs/rewrite.md) or ``"auto"`` (one of
+    the two per edit, by the document's length: :func:`copygram.decode.modes.choose_mode`)."""
     return check_choice("mode", value, MODES)
 
 
@@ -274,7 +282,10 @@ class SessionConfig:
     # most likely change (None: on for blocks; decode.unchanged)
     retry_unchanged: bool | None = None
     tie_tolerance: float | None = None  # None: the backend's measured step tolerance
-    mode: str = "program"
+    mode: str = "auto"
+    # mode "auto": a document of at most this many tokens is rewritten unless its instruction
+    # names one of its definitions (decode.modes); a longer one always gets a program
+    auto_rewrite_tokens: int = AUTO_REWRITE_TOKENS
     # An edit that would damage the file (format markers in it, a parse it breaks, a definition
     # duplicated) is redone in rewrite mode, refused or kept marked (decode.checked).
     on_damage: str = "rewrite"
@@ -307,6 +318,8 @@ class SessionConfig:
             "retry_unchanged": program_retry_unchanged(self.retry_unchanged, syntax),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "mode": check_mode(self.mode),
+            "auto_rewrite_tokens": check_int("auto_rewrite_tokens", self.auto_rewrite_tokens,
+                                             minimum=0, note=" (0: mode auto always programs)"),
             "on_damage": check_on_damage(self.on_damage),
         }
         if checked["copy_to_end"] and not checked["ordered_copies"]:

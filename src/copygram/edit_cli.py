@@ -21,6 +21,7 @@ from time import monotonic
 from typing import TYPE_CHECKING, Self, TextIO, cast
 
 from copygram import interrupts, split_lines
+from copygram.config import MODES
 from copygram.errors import ConfigError, DamagedEditError, GenerationError
 from copygram.io import read_document, writable_target, write_text_atomic
 from copygram.language.damage import language_for_path
@@ -43,11 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="rewrite FILE atomically (a symlink's target; refused if read-only)")
     where.add_argument("-o", "--output", type=Path,
                        help=f"write the edited document here ('{STDOUT}': the standard output)")
-    parser.add_argument("--mode", choices=("program", "rewrite"), default=None,
-                        help="program: the model writes an edit program (the default); rewrite: "
-                             "it rewrites the file, drafted from the file itself, with output "
-                             "identical to plain greedy decoding (docs/rewrite.md); overrides "
-                             "the config's mode")
+    parser.add_argument("--mode", choices=MODES, default=None,
+                        help="auto (the default): a program for a long file or an edit of one "
+                             "function the instruction names, else a rewrite; program: the model "
+                             "writes an edit program; rewrite: it rewrites the file, drafted "
+                             "from the file itself, with output identical to plain greedy "
+                             "decoding (docs/rewrite.md); overrides the config's mode")
     parser.add_argument("--show-program", action="store_true",
                         help="print the edit program the model wrote, or as much of it as it "
                              "wrote before an error (to stderr)")
@@ -167,10 +169,10 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
     """The run's one-line summary on stderr (and why a program-mode edit was redone)."""
     stats = result.stats
     if not args.quiet and result.redone is not None:
-        print("copygram: program mode's edit would damage the file ("
+        print("copygram: program mode's edit was not usable ("
               + "; ".join(map(str, result.redone.damage)) + "); redone in rewrite mode",
               file=sys.stderr)
-    if not args.quiet and (session.mode == "rewrite" or result.redone is not None):
+    if not args.quiet and result.mode == "rewrite":
         print(
             f"copygram: rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "
             f"accepted prediction tokens ({stats.rejected_tokens} rejected), "
@@ -197,7 +199,7 @@ def _compare_plain(session: EditSession, result: EditResult) -> None:
     forward per token, what generating the output without copygram costs."""
     from copygram.decode.replay import plain_cost
 
-    output = result.raw if session.mode == "rewrite" or result.redone else result.text
+    output = result.raw if result.mode == "rewrite" else result.text
     plain = plain_cost(session.backend, output, result.stats.prompt_tokens)
     copied = result.stats.wall_s
     print(f"copygram: measured against plain decoding of the same {plain.output_tokens} output "
@@ -224,7 +226,7 @@ def _generate(session: EditSession, document: str, instruction: str,
         elif isinstance(event, CopyEvent):
             progress.update(copied=event.n_tokens)
         elif isinstance(event, RedoEvent):
-            progress.status("the program's edit would damage the file ("
+            progress.status("the program's edit was not usable ("
                             + "; ".join(map(str, event.result.damage))
                             + "); redoing it in rewrite mode")
         elif isinstance(event, DoneEvent):

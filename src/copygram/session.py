@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from copygram.config import (
+    AUTO_REWRITE_TOKENS,
     BACKEND_KEYS,
     check_engine,
     check_flag,
@@ -35,14 +36,17 @@ from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
 from copygram.decode.loop import EditPlan, prepare, stream_edit
+from copygram.decode.modes import choose_mode
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
 from copygram.decode.prompt import PromptBuilder, default_prompt_builder
 from copygram.decode.replay import ReplayResult, replay, replay_rewrite
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
 from copygram.errors import ConfigError
+from copygram.language.damage import guess_language
 from copygram.language.ops import Program
 from copygram.language.search_replace import SEARCH_REPLACE
+from copygram.language.targets import targets_definitions
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -75,7 +79,8 @@ class EditSession:
         search_scope: str | None = None,
         retry_unchanged: bool | None = None,
         tie_tolerance: float | None = None,
-        mode: str = "program",
+        mode: str = "auto",
+        auto_rewrite_tokens: int = AUTO_REWRITE_TOKENS,
         on_damage: str = "rewrite",
     ) -> None:
         # The checks of copygram.config, so that keywords and config files fail alike.
@@ -87,7 +92,10 @@ class EditSession:
         # None: on for blocks (a block that changes nothing is written again from the model's
         # most likely change; decode.unchanged), off for copy tags.
         retry_unchanged = program_retry_unchanged(retry_unchanged, syntax)
-        self.mode = check_mode(mode)  # "rewrite": the model rewrites, the document drafts
+        # "rewrite": the model rewrites, the document drafts; "auto": per edit (decode.modes)
+        self.mode = check_mode(mode)
+        self.auto_rewrite_tokens = check_int("auto_rewrite_tokens", auto_rewrite_tokens,
+                                             minimum=0)
         # An edit that would damage the file: redone in rewrite mode, refused or kept marked.
         self.on_damage = check_on_damage(on_damage)
         if max_new_tokens is not None:  # None: a budget derived from each document
@@ -168,13 +176,15 @@ class EditSession:
                    copy_to_end=c.copy_to_end, verify_copies=c.verify_copies,
                    merge_retyped=c.merge_retyped, search_plan=c.search_plan,
                    search_scope=c.search_scope, retry_unchanged=c.retry_unchanged,
-                   tie_tolerance=c.tie_tolerance, mode=c.mode, on_damage=c.on_damage)
+                   tie_tolerance=c.tie_tolerance, mode=c.mode,
+                   auto_rewrite_tokens=c.auto_rewrite_tokens, on_damage=c.on_damage)
 
     # -- public API -----------------------------------------------------------------------------
 
     def edit(self, document: str, instruction: str, prediction: str | None = None, *,
              language: str | None = None) -> EditResult:
-        """Edit ``document`` as ``instruction`` asks. Program mode: the text comes from
+        """Edit ``document`` as ``instruction`` asks, in the mode :meth:`mode_for` picks
+        (``EditResult.mode`` says which). Program mode: the text comes from
         :func:`resolve` of the program the model writes. Rewrite mode: the model's rewrite,
         drafted from ``prediction`` (default: the document), a surrounding code fence stripped
         (``EditResult.raw`` keeps the reply). A ``prediction`` in program mode is a
@@ -182,7 +192,8 @@ class EditSession:
 
         The result is checked before it is returned (:mod:`copygram.decode.checked`): an edit
         that would damage the file (the format's markers in it, a parse it breaks, a definition
-        duplicated) is redone in rewrite mode, or raises
+        duplicated; a program that never finished or missed what the instruction names) is
+        redone in rewrite mode, or raises
         :class:`~copygram.errors.DamagedEditError`, as ``on_damage`` says. ``language``: the
         document's (``"python"``, ``"javascript"``, ...: :data:`copygram.language.damage.LANGUAGES`,
         or ``"text"``: no code, the marker check alone); ``None`` guesses it from the text; an
@@ -197,9 +208,11 @@ class EditSession:
         """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent (a
         program-mode edit redone in rewrite mode yields a RedoEvent, then rewrite mode's)."""
         doc = EditDocument(document, self.backend.tokenize)
+        mode = self._mode_for(doc, instruction, prediction, language)
         policy = SamplingPolicy(self.sampling)
-        if self.mode == "rewrite":
-            events = stream_rewrite(self.plan(), doc, instruction, policy, prediction)
+        if mode == "rewrite":
+            rewriter = self if self.mode == "rewrite" else self.derive(mode="rewrite")
+            events = stream_rewrite(rewriter.plan(), doc, instruction, policy, prediction)
             return checked(events, document, on_damage=self.on_damage, language=language)
         if prediction is not None:
             raise ConfigError("a prediction drafts a rewrite, and this session writes edit "
@@ -211,7 +224,27 @@ class EditSession:
             return stream_rewrite(rewrite.plan(), doc, instruction, policy)
 
         return checked(stream_edit(self.plan(), doc, instruction, policy), document,
-                       on_damage=self.on_damage, language=language, redo=redo)
+                       on_damage=self.on_damage, language=language, instruction=instruction,
+                       redo=redo)
+
+    def mode_for(self, document: str, instruction: str, prediction: str | None = None, *,
+                 language: str | None = None) -> str:
+        """The mode, ``"program"`` or ``"rewrite"``, that an edit of ``document`` runs in this
+        session (``mode = "auto"`` picks per edit: :func:`~copygram.decode.modes.choose_mode`).
+        Tokenizes and parses the document (~1 ms a page)."""
+        return self._mode_for(EditDocument(document, self.backend.tokenize), instruction,
+                              prediction, language)
+
+    def _mode_for(self, doc: EditDocument, instruction: str, prediction: str | None,
+                  language: str | None) -> str:
+        if self.mode != "auto":
+            return self.mode
+        if language is None:
+            language = guess_language(doc.text)
+        return choose_mode(self.mode, len(doc.tokens),
+                           auto_rewrite_tokens=self.auto_rewrite_tokens,
+                           prediction=prediction is not None,
+                           names_definitions=targets_definitions(doc.text, instruction, language))
 
     def prompt(self, document: str, instruction: str) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it
@@ -277,17 +310,19 @@ class EditSession:
         in its own mode, the default one in the other), ``sampling``, ``max_new_tokens``.
         Microseconds: the vocabulary's bytes are shared, not read again."""
         mode = self.mode if mode is None else mode
+        # Program and auto sessions share one prompt (auto's programs are program mode's).
+        same_prompt = (mode == "rewrite") == (self.mode == "rewrite")
         other = EditSession(
             self.backend, engine=self.engine, syntax=self.syntax,
             sampling=sampling or self.sampling,
-            prompt_builder=self.prompt_builder if mode == self.mode else None,
+            prompt_builder=self.prompt_builder if same_prompt else None,
             max_new_tokens=self.max_new_tokens if max_new_tokens is None else max_new_tokens,
             splice_forced=self.splice_forced, draft=self._draft,
             ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
             verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
             search_plan=self.search_plan, search_scope=self.search_scope,
             retry_unchanged=self.retry_unchanged, tie_tolerance=self.tie_tolerance, mode=mode,
-            on_damage=self.on_damage)
+            auto_rewrite_tokens=self.auto_rewrite_tokens, on_damage=self.on_damage)
         other._token_bytes = self._token_bytes
         return other
 
@@ -297,7 +332,7 @@ class EditSession:
         view of the vocabulary (~1.4 s for Qwen2.5's 151k tokens on a 2-core CPU). Optional;
         ``copygram serve`` calls it before it takes requests."""
         self.token_bytes()
-        if self.mode == "program":
+        if self.mode != "rewrite":
             prepare(self.plan())
 
     def plan(self) -> EditPlan:

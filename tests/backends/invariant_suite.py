@@ -112,7 +112,7 @@ def test_program_mode_writes_the_step_by_step_program_exactly(backend: Backend,
                                                 max_new_tokens=160))
     for draft in (DraftConfig(max_tokens=0), None):
         session = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=160,
-                              draft=draft)
+                              draft=draft, mode="program")
         got = outcome(functools.partial(program_text, session, document, instruction))
         if got.startswith("error: ") and expected.startswith("error: "):
             # The session's repeat guard may stop a looping model before the budget that ends

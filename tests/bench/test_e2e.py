@@ -43,7 +43,7 @@ def _row(i: int = 0) -> EditRow:
 
 def _run(rotate: int = 0) -> tuple[ScriptedBackend, RowResult]:
     backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER))
-    session = EditSession(backend, syntax="lines")
+    session = EditSession(backend, syntax="lines", mode="program")
     return backend, run_row(backend, session, _row(rotate), [10, 32], {8: 2.0, 64: 3.0},
                             rotate=rotate)
 
@@ -81,12 +81,14 @@ def test_repeats_keep_each_approach_fastest_run(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(e2e, "full_regeneration", full)
     backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER))
-    result = run_row(backend, EditSession(backend, syntax="lines"), _row(), [10], repeats=3)
+    result = run_row(backend, EditSession(backend, syntax="lines",
+                                          mode="program"), _row(), [10], repeats=3)
     assert result.stats[FULL].wall_s == 0.2
     assert next(walls, None) is None  # every repeat ran full once
     assert set(result.stats) == set(approaches([10]))
     with pytest.raises(ConfigError, match="repeats"):
-        run_row(backend, EditSession(backend, syntax="lines"), _row(), [10], repeats=0)
+        run_row(backend, EditSession(backend, syntax="lines",
+                                     mode="program"), _row(), [10], repeats=0)
 
 
 def test_summary_layout_and_table(tmp_path: Path) -> None:
@@ -108,7 +110,7 @@ def test_summary_layout_and_table(tmp_path: Path) -> None:
 
 def test_context_overflow_is_skipped_not_raised() -> None:
     backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER), context_length=200)
-    result = run_row(backend, EditSession(backend, syntax="lines"), _row(), [10])
+    result = run_row(backend, EditSession(backend, syntax="lines", mode="program"), _row(), [10])
     assert result.skipped and "n_ctx" in result.skipped
 
 

@@ -180,7 +180,7 @@ def test_rewrite_mode_as_an_approach() -> None:
     text, _, error = rewrite_mode_approach(tight)(row)
     assert text is None and error is not None and error.startswith("DocumentError")
     with pytest.raises(ValueError, match="rewrite mode"):
-        rewrite_mode_approach(EditSession(ScriptedBackend(), syntax="lines"))
+        rewrite_mode_approach(EditSession(ScriptedBackend(), syntax="lines", mode="program"))
     table = markdown_table(pool([quality]))
     assert "| accepted prediction | rejected prediction | same as rewrite |" in table
 
@@ -190,7 +190,8 @@ def test_rewrite_mode_as_an_approach() -> None:
 
 def test_program_approach_valid_and_invalid() -> None:
     row = py_row()
-    session = EditSession(ScriptedBackend(row.before, oracle(row.before, row.after)), syntax="lines")
+    session = EditSession(ScriptedBackend(row.before, oracle(row.before, row.after)), syntax="lines",
+                          mode="program")
     quality, (text, stats, error) = evaluate_row(row, "program", program_approach(session))
     assert text == row.after and error is None and quality.passed and quality.exact
     assert isinstance(stats["program"], str) and quality.decoded_tokens > 0
@@ -209,7 +210,7 @@ def test_program_approach_counts_the_blocks_written_again() -> None:
     from tests.decode.test_unchanged import DOCUMENT, FIX, NO_OP
 
     row = EditRow("d", "r", DOCUMENT, DOCUMENT.replace("pi * r\n", "pi * r * r\n"), "Fix area.")
-    session = EditSession(TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX))
+    session = EditSession(TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX), mode="program")
     quality, (_, stats, _) = evaluate_row(row, "program", program_approach(session))
     assert quality.exact and stats["unchanged_retries"] == quality.unchanged_retries == 1
     assert pool([quality, quality])["d"]["program"]["unchanged_retries"] == 2
@@ -226,7 +227,8 @@ def test_program_approach_records_a_damaged_edit_redone_and_times_both() -> None
     twice = (BLOCK_OPEN + head + DIVIDER + head + "    pass\n\n\n" + head + "    pass\n"
              + BLOCK_CLOSE)
     backend = PromptedBackend(row.before, replies=((REWRITE_SYSTEM, row.after), ("", twice)))
-    quality, (text, stats, _) = evaluate_row(row, "program", program_approach(EditSession(backend)))
+    quality, (text, stats, _) = evaluate_row(row, "program", program_approach(
+        EditSession(backend, mode="program")))
     assert text == row.after and quality.passed
     assert quality.redone == stats["redone"] == "duplicate" and quality.damage == ""
     assert stats["redone_program"] == twice

@@ -50,7 +50,7 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                      "before": row.before, "instruction": row.instruction,
                                      "after": row.after, "meta": row.meta}) + "\n")
     session = EditSession(SplitPromptBackend(PY_BUGGY, oracle(PY_BUGGY, PY_FIXED)), syntax="lines",
-                          on_damage="keep")
+                          on_damage="keep", mode="program")
     configs: list[dict[str, object]] = []
 
     def from_config(config: dict[str, object]) -> EditSession:
@@ -67,6 +67,7 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         "--json", str(out), "--rows", str(tmp_path / "rows.jsonl"), "--limit", "2"])
     assert quality.run(args) == 0
     assert configs[0]["model"] == "tiny-model" and configs[0]["backend"] == "llamacpp"
+    assert configs[0]["mode"] == "program"  # approach "program" whatever the default mode
     written = json.loads(out.read_text())
     assert set(written) == {"run", "results"}
     run = written["run"]
@@ -77,7 +78,8 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert run["datasets"] == ["humanevalfix_docs_python"] and run["routes"] == {}
     assert run["seconds"] >= 0
     entry = written["results"]["humanevalfix_docs_python"]
-    assert set(entry) == {"program", "rewrite", "rewrite-mode", UNCHANGED}
+    assert set(entry) == {"auto", "program", "rewrite", "rewrite-mode", UNCHANGED}
+    assert entry["auto"]["rows"] == 2  # the default mode, whichever mode it picks per row
     assert entry["program"]["pass"] == 2 and entry["program"]["rows"] == 2
     assert entry[UNCHANGED]["pass"] == 0 and entry[UNCHANGED]["unchanged"] == 2
     assert entry["rewrite"]["valid"] == 2  # the scripted model writes its program as text
@@ -88,7 +90,7 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert mode["decoded_tokens"] + mode["accepted_prediction_tokens"] == (
         entry["rewrite"]["decoded_tokens"])
     lines = (tmp_path / "rows.jsonl").read_text().splitlines()
-    assert len(lines) == 8
+    assert len(lines) == 10
     captured = capsys.readouterr()
     assert "| humanevalfix_docs_python | program | 2/2 |" in captured.out
-    assert "py/1: program=pass" in captured.err or "py/1: rewrite=" in captured.err
+    assert "py/1: auto=pass" in captured.err and " program=pass" in captured.err

@@ -200,7 +200,7 @@ def test_lookup_is_selectable_but_not_a_default() -> None:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     assert parse_approaches(parser.parse_args([]).approaches) == [
-        "program", "rewrite", "rewrite-mode"]
+        "auto", "program", "rewrite", "rewrite-mode"]
     assert parse_approaches("program,rewrite,rewrite-mode,lookup")[-1] == "lookup"
 
 
@@ -217,7 +217,8 @@ def test_command_with_the_peer_on_a_set_without_tests(
             "instruction": row.instruction, "after": row.after, "meta": row.meta}) + "\n")
     reply = f"```\n{AFTER}```"
     backend = SplitPromptBackend(reply=reply)
-    monkeypatch.setattr(EditSession, "from_config", lambda config: EditSession(backend))
+    monkeypatch.setattr(EditSession, "from_config", lambda config: EditSession(backend,
+                                                                               mode="program"))
     loaded: list[object] = []
 
     def lookup_generator(backend: object, config: object, k: int = 10) -> ReplyPeer:

@@ -34,7 +34,7 @@ def run_with_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     def from_config(config: object, *, backend: object = None) -> EditSession:
         if backend is None:  # the run's model: loaded once
             loaded.append(config)
-            return EditSession(SplitPromptBackend(BEFORE, FIX), syntax="lines")
+            return EditSession(SplitPromptBackend(BEFORE, FIX), syntax="lines", mode="program")
         return real(config, backend=backend)  # type: ignore[arg-type]
 
     monkeypatch.setattr(EditSession, "from_config", from_config)

@@ -10,7 +10,7 @@ import pytest
 from copygram import EditSession
 from copygram.decode.events import DoneEvent, RedoEvent
 from copygram.decode.prompt import REWRITE_SYSTEM
-from copygram.errors import ConfigError, DamagedEditError, GenerationError
+from copygram.errors import ConfigError, DamagedEditError, GenerationError, LengthError
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
 from copygram.testing import PromptedBackend
 
@@ -28,7 +28,7 @@ FOUR_AVERAGES = "".join(
 def session(program: str, rewrite: str | None, **options: object) -> EditSession:
     replies = ((REWRITE_SYSTEM, rewrite),) if rewrite is not None else ()
     backend = PromptedBackend(STATS, replies=(*replies, ("", program)))
-    return EditSession(backend, **options)  # type: ignore[arg-type]
+    return EditSession(backend, **{"mode": "program", **options})  # type: ignore[arg-type]
 
 
 def test_the_rename_that_duplicated_a_name_is_redone_in_rewrite_mode() -> None:
@@ -96,7 +96,7 @@ def test_the_language_can_be_named() -> None:
     # An unknown language is refused before the model runs.
     backend = PromptedBackend(STATS, replies=(("", FOUR_AVERAGES),))
     with pytest.raises(ConfigError, match="cobol"):
-        EditSession(backend).stream(STATS, "x", language="cobol")
+        EditSession(backend, mode="program").stream(STATS, "x", language="cobol")
     assert backend.calls == []
 
 
@@ -111,3 +111,45 @@ def test_a_model_set_on_writing_a_divider_into_the_file_never_gets_it_there() ->
     with pytest.raises(GenerationError):
         events.extend(session(program, RENAMED, on_damage="keep").stream(STATS, "x"))
     assert not any(isinstance(e, DoneEvent) for e in events)
+
+
+def test_a_program_that_never_finishes_is_redone_in_rewrite_mode() -> None:
+    # The same insistent model under the default on_damage: its program cannot finish, so the
+    # edit is done again in rewrite mode, marked "unfinished" (decode.checked).
+    head = "def mean(values):\n"
+    program = (BLOCK_OPEN + head + DIVIDER + head + "    return 0\n" + DIVIDER + BLOCK_OPEN
+               + head + BLOCK_CLOSE)
+    events = list(session(program, RENAMED).stream(STATS, "x"))
+    redo = [e for e in events if isinstance(e, RedoEvent)]
+    assert len(redo) == 1
+    assert [d.kind for d in redo[0].result.damage] == ["unfinished"]
+    assert redo[0].result.text == STATS  # the program wrote nothing into the file
+    assert redo[0].result.program_text  # what it wrote before it failed is attached
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert (done.result.text, done.result.mode) == (RENAMED, "rewrite")
+    assert done.result.redone is redo[0].result
+
+
+def test_a_limit_the_caller_set_is_not_redone() -> None:
+    # max_new_tokens bounds the program; a rewrite needs more room still, so the error stands.
+    with pytest.raises(LengthError, match="max_new_tokens"):
+        session(FOUR_AVERAGES, RENAMED, max_new_tokens=8).edit(STATS, "x")
+
+
+def test_a_program_that_edits_another_function_than_the_one_named_is_redone() -> None:
+    # Asked to fix median, the program rewrites mean: the file is sound, the edit missed.
+    mean = STATS[STATS.index("def mean"):STATS.index("\n\n\ndef median")] + "\n"
+    wrong = BLOCK_OPEN + "def mean(values):\n" + DIVIDER + mean.replace("values)", "values) ") \
+        + BLOCK_CLOSE
+    fixed = STATS.replace("    return ordered[middle]\n",
+                          "    return (ordered[middle - 1] + ordered[middle]) / 2\n")
+    events = list(session(wrong, fixed).stream(STATS, "Fix median."))
+    redo = [e for e in events if isinstance(e, RedoEvent)]
+    assert len(redo) == 1 and [d.kind for d in redo[0].result.damage] == ["missed"]
+    assert "names median" in redo[0].result.damage[0].detail
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.result.text == fixed
+    # Where nothing can be redone, a miss is no refusal: the program's edit stands.
+    kept = session(wrong, fixed, on_damage="keep").edit(STATS, "Fix median.")
+    assert kept.damage == () and kept.text != fixed

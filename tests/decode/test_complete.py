@@ -38,7 +38,7 @@ def run(events: list[CompletionEvent]) -> Completion:
 
 
 def complete(reply: str, **kwargs: object) -> Completion:
-    session = EditSession(ScriptedBackend(reply=reply))
+    session = EditSession(ScriptedBackend(reply=reply), mode="program")
     return run(list(session.complete(MESSAGES, **kwargs)))  # type: ignore[arg-type]
 
 
@@ -57,7 +57,7 @@ def test_with_and_without_a_prediction_the_same_text() -> None:
 
 def test_the_prompt_is_the_chat_template() -> None:
     backend = ScriptedBackend(reply="ok")
-    result = run(list(EditSession(backend).complete(MESSAGES)))
+    result = run(list(EditSession(backend, mode="program").complete(MESSAGES)))
     prompt = backend.tokenize(backend.chat_prompt(MESSAGES), special=True)
     assert backend.calls[0].ids == tuple(prompt) and result.prompt_tokens == len(prompt)
 
@@ -73,7 +73,7 @@ def test_stop_strings_cut_the_text(prediction: str | None) -> None:
 
 
 def test_a_stop_string_prefix_is_held_back_then_released() -> None:
-    session = EditSession(ScriptedBackend(reply="abcST"))
+    session = EditSession(ScriptedBackend(reply="abcST"), mode="program")
     events = list(session.complete(MESSAGES, stop=["STOP"]))
     result = run(events)
     assert result.text == "abcST" and result.stop_reason == "eos"
@@ -87,14 +87,14 @@ def test_max_tokens(prediction: str | None) -> None:
     assert result.text == REPLY[:5] and result.completion_tokens == 5
     assert result.stop_reason == "max_tokens" and result.finish_reason == "length"
     with pytest.raises(ConfigError, match="max_tokens"):
-        EditSession(ScriptedBackend(reply="x")).complete(MESSAGES, max_tokens=0)
+        EditSession(ScriptedBackend(reply="x"), mode="program").complete(MESSAGES, max_tokens=0)
 
 
 def test_a_prompt_that_does_not_fit_says_by_how_much() -> None:
     backend = ScriptedBackend(reply="x", context_length=20)
     prompt = len(backend.tokenize(backend.chat_prompt(MESSAGES), special=True))
     with pytest.raises(DocumentError, match=f"by {prompt + 1 - 20} tokens"):
-        EditSession(backend).complete(MESSAGES)
+        EditSession(backend, mode="program").complete(MESSAGES)
 
 
 @pytest.mark.parametrize("prediction", [None, REPLY])
@@ -102,7 +102,8 @@ def test_a_full_context_ends_the_completion(prediction: str | None) -> None:
     probe = ScriptedBackend(reply=REPLY)
     prompt = len(probe.tokenize(probe.chat_prompt(MESSAGES), special=True))
     backend = ScriptedBackend(reply=REPLY, context_length=prompt + 6)
-    result = run(list(EditSession(backend).complete(MESSAGES, prediction=prediction)))
+    result = run(list(EditSession(backend,
+                                  mode="program").complete(MESSAGES, prediction=prediction)))
     # six tokens fit in the cache; the seventh is chosen from the logits after the sixth
     assert result.text == REPLY[:7] and result.stop_reason == "context"
     assert backend.n_tokens <= backend.context_length
@@ -110,7 +111,7 @@ def test_a_full_context_ends_the_completion(prediction: str | None) -> None:
 
 def test_unicode_split_across_tokens_streams_whole_characters() -> None:
     reply = "héllo 日本 🙂\n"
-    session = EditSession(ScriptedBackend(reply=reply))
+    session = EditSession(ScriptedBackend(reply=reply), mode="program")
     events = list(session.complete(MESSAGES, prediction=reply))
     assert run(events).text == reply
     assert all("\ufffd" not in event.text for event in events)
@@ -129,7 +130,7 @@ def test_streamed_text_adds_up_whatever_the_stops(reply: str, prediction: str,
 
 
 def test_sampling_per_call() -> None:
-    session = EditSession(ScriptedBackend(reply=REPLY))
+    session = EditSession(ScriptedBackend(reply=REPLY), mode="program")
     sampled = [run(list(session.complete(MESSAGES, prediction=REPLY,
                                          sampling=Sampling(temperature=0.8, seed=seed)))).text
                for seed in (1, 1)]

@@ -135,7 +135,7 @@ OVERSHOOT = Program([Copy(1, 2), Gen(" z = x + 2\n return z\n"), Copy(4, 6)])
 def reading_session(ways: Sequence[Program], intended: str, **kwargs: object) -> EditSession:
     backend = ReadingBackend(DOCUMENT, ways[0]).setup(ways, intended)
     return EditSession(backend, on_damage="keep",
-                       syntax="lines", **kwargs)  # type: ignore[arg-type]
+                       syntax="lines", **{"mode": "program", **kwargs})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("drafts", [0, 16])
@@ -185,7 +185,7 @@ def test_a_model_that_agrees_with_its_copies_writes_the_same_program(
         backend = ReadingBackend(document, program, syntax=syntax).setup([program], intended)
         session = EditSession(backend, on_damage="keep", syntax=syntax, ordered_copies=False,
                               max_new_tokens=1 << 15, draft=DraftConfig(max_tokens=drafts),
-                              verify_copies=verify)
+                              verify_copies=verify, mode="program")
         result = session.edit(document, "x")
         return result.program, result.text, result.stats.cut_copies
 

@@ -76,15 +76,16 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
                                                  max_new_tokens=MAX_NEW_TOKENS, margins=margins))
     # The copy tags the step-by-step reference writes (head blocks: the test below).
     plain = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=MAX_NEW_TOKENS,
-                        draft=DraftConfig(max_tokens=0))
-    drafted = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=MAX_NEW_TOKENS)
+                        draft=DraftConfig(max_tokens=0), mode="program")
+    drafted = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=MAX_NEW_TOKENS,
+                          mode="program")
     runs = {
         "no drafts": outcome(lambda: plain.edit(document, instruction).program_text),
         "drafted": outcome(lambda: drafted.edit(document, instruction).program_text),
         "drafted, prompt cached": outcome(lambda: drafted.edit(document, instruction)
                                           .program_text),
         "fresh session": outcome(lambda: EditSession(backend, on_damage="keep", syntax="lines",
-                                                     max_new_tokens=MAX_NEW_TOKENS)
+                                                     max_new_tokens=MAX_NEW_TOKENS, mode="program")
                                  .edit(document, instruction).program_text),
     }
     # One config, one output, whether the prompt is cached or the session fresh (README).
@@ -129,7 +130,7 @@ def test_search_replace_blocks_do_not_depend_on_drafts_or_the_cache(backend: Bac
 
     def session(draft: DraftConfig | None = None) -> EditSession:
         return EditSession(backend, on_damage="keep", syntax="search_replace", search_scope=scope,
-                           max_new_tokens=MAX_NEW_TOKENS, draft=draft)
+                           max_new_tokens=MAX_NEW_TOKENS, draft=draft, mode="program")
 
     drafted = session()
     runs = {

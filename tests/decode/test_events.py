@@ -43,7 +43,8 @@ def test_token_offsets_and_markup_forwards(data: st.DataObject, document: str, s
     backend = ScriptedBackend(document, program, syntax=syntax)
     session = EditSession(backend, on_damage="keep",
                           syntax=syntax, ordered_copies=False, max_new_tokens=1 << 15,
-                          draft=DraftConfig(max_tokens=draft_tokens, adaptive=False))
+                          draft=DraftConfig(max_tokens=draft_tokens, adaptive=False),
+                          mode="program")
     events = list(session.stream(document, "x"))
     done = events[-1]
     assert isinstance(done, DoneEvent)
@@ -70,7 +71,8 @@ def test_markup_forwards_of_a_known_program() -> None:
     program = Program([Copy(1, 1), Gen("ab\n")])
     backend = ScriptedBackend("x\ny\n", program)
     session = EditSession(backend, on_damage="keep",
-                          syntax="lines", splice_forced=False, draft=DraftConfig(max_tokens=0))
+                          syntax="lines", splice_forced=False, draft=DraftConfig(max_tokens=0),
+                          mode="program")
     events = list(session.stream("x\ny\n", "x"))
     markup = len(render(program)) - len("ab\n")
     assert count_markup_forwards(events) == markup

@@ -57,7 +57,7 @@ def test_a_model_repeating_a_line_is_stopped_with_its_partial_program() -> None:
     looping = Program([Copy(1, 1), Gen("    x = 1\n" * 40)])
     backend = ScriptedBackend(DOCUMENT, looping)
     with pytest.raises(GenerationError, match="8 times in a row: it is looping") as caught:
-        EditSession(backend, on_damage="keep", syntax="lines").edit(DOCUMENT, "x")
+        EditSession(backend, on_damage="keep", syntax="lines", mode="program").edit(DOCUMENT, "x")
     error = caught.value
     # the first line starts with the gen tag: it is not one of the identical ones
     assert error.partial_program.count("    x = 1\n") == REPEAT_LIMIT + 1
@@ -70,15 +70,15 @@ def test_a_model_that_never_ends_stops_on_the_budget_not_on_the_context() -> Non
     backend = ScriptedBackend(DOCUMENT, endless, context_length=1200)
     with pytest.raises(LengthError, match=r"no complete program within \d+ tokens \(the room "
                        "left in n_ctx") as caught:
-        EditSession(backend, on_damage="keep", syntax="lines").edit(DOCUMENT, "x")
+        EditSession(backend, on_damage="keep", syntax="lines", mode="program").edit(DOCUMENT, "x")
     stats = caught.value.stats
     assert isinstance(stats, RunStats)
     assert backend.n_tokens < backend.context_length
     # The default budget, reached in a roomy context, is the model's failure, not a length.
     with pytest.raises(GenerationError, match="for a document of") as failed:
         EditSession(ScriptedBackend(DOCUMENT, endless), on_damage="keep",
-                    syntax="lines").edit(DOCUMENT, "x")
+                    syntax="lines", mode="program").edit(DOCUMENT, "x")
     assert not isinstance(failed.value, LengthError)
     with pytest.raises(LengthError, match=r"within 20 tokens \(max_new_tokens\)"):
         EditSession(ScriptedBackend(DOCUMENT, endless), on_damage="keep",
-                    syntax="lines", max_new_tokens=20).edit(DOCUMENT, "x")
+                    syntax="lines", max_new_tokens=20, mode="program").edit(DOCUMENT, "x")

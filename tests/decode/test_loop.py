@@ -40,6 +40,7 @@ def session_for(document: str, program: Program, **kwargs: object) -> EditSessio
     kwargs.setdefault("draft", FIXED)
     kwargs.setdefault("ordered_copies", False)  # PROGRAM copies line 2 after line 6
     kwargs.setdefault("max_new_tokens", 1 << 15)  # random gens outgrow a derived budget
+    kwargs.setdefault("mode", "program")
     return EditSession(ScriptedBackend(document, program), on_damage="keep",
                        syntax="lines", **kwargs)  # type: ignore[arg-type]
 
@@ -132,10 +133,10 @@ def test_empty_document_and_oversized_document_fail_before_model_work() -> None:
         session_for("", Program()).edit("", "x")
     backend = ScriptedBackend(DOCUMENT, PROGRAM, context_length=50)
     with pytest.raises(DocumentError, match="n_ctx") as caught:
-        EditSession(backend, on_damage="keep", syntax="lines").edit(DOCUMENT, "x")
+        EditSession(backend, on_damage="keep", syntax="lines", mode="program").edit(DOCUMENT, "x")
     assert backend.calls == []
-    prompt = len(EditSession(backend, on_damage="keep",
-                             syntax="lines").prompt(DOCUMENT, "x").encode())  # byte tokens
+    prompt = len(EditSession(backend, on_damage="keep", syntax="lines",  # byte tokens
+                             mode="program").prompt(DOCUMENT, "x").encode())
     short = prompt + len(DOCUMENT.encode()) + 64 - 50
     assert f"does not fit the model's context by {short} tokens" in str(caught.value)
 
@@ -154,7 +155,7 @@ def test_scripted_model_loses_track_when_fed_wrong_tokens() -> None:
 def test_compact_syntax_runs_the_same_loop(draft: DraftConfig) -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM, syntax="compact")
     session = EditSession(backend, on_damage="keep",
-                          syntax="compact", draft=draft, ordered_copies=False)
+                          syntax="compact", draft=draft, ordered_copies=False, mode="program")
     result = session.edit(DOCUMENT, "x")
     assert result.program == PROGRAM and result.program_text == render(PROGRAM, "compact")
     prompt_len = len(backend.calls[0].ids)
@@ -188,7 +189,7 @@ def test_splicing_and_drafts_write_what_stepwise_decoding_writes(
         backend = ScriptedBackend(document, program, syntax=syntax)
         session = EditSession(backend, on_damage="keep",
                               syntax=syntax, splice_forced=splice_forced, draft=draft,
-                              ordered_copies=False, max_new_tokens=1 << 15)
+                              ordered_copies=False, max_new_tokens=1 << 15, mode="program")
         result = session.edit(document, "x")
         prompt_len = len(backend.calls[0].ids)
         runs.append((result.program_text, result.stats.program_tokens,
@@ -218,7 +219,8 @@ def test_an_edit_tokenizes_the_document_once(document: str, times: int) -> None:
     # written verbatim).
     program = Program([Copy(1, 1), Gen("x\n")])
     backend = CountingBackend(document, program)
-    EditSession(backend, on_damage="keep", syntax="lines", draft=FIXED).edit(document, "x")
+    EditSession(backend, on_damage="keep", syntax="lines", draft=FIXED,
+                mode="program").edit(document, "x")
     escaped = escape_gen_text(document)
     assert sum(text in (document, escaped) for text in backend.tokenized) == times
 
@@ -244,7 +246,7 @@ def test_the_default_constraint_refuses_a_copy_that_goes_back() -> None:
     # PROGRAM copies line 2 after lines 3-6: stepwise the scripted model cannot write that copy
     # under the default order guard, so it never appears in the program, ordered or partial.
     session = EditSession(ScriptedBackend(DOCUMENT, PROGRAM), on_damage="keep",
-                          syntax="lines", max_new_tokens=120)
+                          syntax="lines", max_new_tokens=120, mode="program")
     with pytest.raises(GenerationError) as caught:
         session.edit(DOCUMENT, "x")
     partial = caught.value.partial_program

@@ -58,7 +58,7 @@ def run_edit(backend: Backend, doc: int, mode: str) -> tuple[EditResult, int]:
     """The edit of ``DOCS[doc]`` in ``mode`` and the backend's cache length right after it."""
     key = (id(backend), doc, mode)
     if key not in _RESULTS:
-        kwargs: dict[str, object] = {"max_new_tokens": MAX_NEW_TOKENS}
+        kwargs: dict[str, object] = {"max_new_tokens": MAX_NEW_TOKENS, "mode": "program"}
         if mode == "plain":
             kwargs["draft"] = DraftConfig(max_tokens=0)
         elif mode == "outlines":
@@ -122,7 +122,8 @@ def test_replay_of_the_oracle_program_beats_plain_decoding(backend: Backend) -> 
     before = "".join(f"x{i} = f({i})\n" for i in range(8))
     after = before.replace("x4 = f(4)", "x4 = g(4)")
     program: Program = copygram.language.oracle(before, after)
-    replay = EditSession(backend, on_damage="keep", syntax="lines").replay(before, program,
+    replay = EditSession(backend, on_damage="keep", syntax="lines",
+                         mode="program").replay(before, program,
                                                          instruction="Use g for x4.")
     assert replay.text == after == resolve(program, before)
     assert replay.plain is not None
@@ -151,7 +152,7 @@ def test_config_can_leave_the_worked_example_out() -> None:
     except BackendError as exc:
         pytest.skip(str(exc))
     assert session.prompt_builder == DefaultPromptBuilder(with_example=False)
-    full = EditSession(session.backend, on_damage="keep", syntax="lines")
+    full = EditSession(session.backend, on_damage="keep", syntax="lines", mode="program")
     document, instruction = DOCS[0]
     shorter = len(prompt_ids(session.plan(), document, instruction))
     assert shorter < len(prompt_ids(full.plan(), document, instruction)) - 100

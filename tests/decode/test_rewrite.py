@@ -160,12 +160,12 @@ def test_the_prompt_is_the_rewrite_prompt_and_reproduces_the_edit() -> None:
     assert prompt == RewritePromptBuilder().build(DOCUMENT, "Fix f.", backend)
     session.edit(DOCUMENT, "Fix f.")
     assert backend.calls[0].ids == tuple(backend.tokenize(prompt, special=True))
-    program = EditSession(backend, on_damage="keep", syntax="lines")
+    program = EditSession(backend, on_damage="keep", syntax="lines", mode="program")
     assert program.prompt(DOCUMENT, "x") == DefaultPromptBuilder().build(DOCUMENT, "x", backend)
 
 
 def test_program_mode_is_the_default_and_refuses_a_prediction() -> None:
-    session = EditSession(ScriptedBackend(reply=EDITED))
+    session = EditSession(ScriptedBackend(reply=EDITED), mode="program")
     assert session.mode == "program"
     with pytest.raises(ConfigError, match='mode="rewrite"'):
         session.edit(DOCUMENT, "x", prediction=EDITED)
@@ -192,7 +192,7 @@ def test_from_config_reads_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     session = EditSession.from_config({"mode": "rewrite", "draft_tokens": 8})
     assert session.mode == "rewrite" and isinstance(session.prompt_builder, RewritePromptBuilder)
     assert session.edit(DOCUMENT, "x").text == EDITED
-    assert EditSession.from_config({}).mode == "program"
+    assert EditSession.from_config({}).mode == "auto"  # a program or a rewrite per edit
 
 
 def test_the_command_edits_in_rewrite_mode(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

@@ -96,7 +96,7 @@ def test_a_file_the_model_keeps_is_drafted(backend: Backend) -> None:
 
 
 def test_complete_with_and_without_a_prediction(backend: Backend) -> None:
-    session = EditSession(backend, on_damage="keep")
+    session = EditSession(backend, on_damage="keep", mode="program")
     messages = [{"role": "user", "content": f"Repeat this code exactly:\n{EDITS[0][0]}"}]
     prompt = backend.tokenize(backend.chat_prompt(messages), special=True)
     for prediction in (None, EDITS[0][0]):

@@ -35,7 +35,7 @@ BLOCKS = BLOCK_OPEN + "    return y + 1\n" + DIVIDER + "    return y - 1\n" + BL
 def session_writing(reply: str, **kwargs: object) -> EditSession:
     """Blocks of the lines they change (``search_scope="lines"``) unless ``kwargs`` say else."""
     backend = ScriptedBackend(DOCUMENT, reply=reply)
-    options = {"search_scope": "lines", **kwargs}
+    options = {"search_scope": "lines", "mode": "program", **kwargs}
     return EditSession(backend, on_damage="keep",
                        syntax="search_replace", **options)  # type: ignore[arg-type]
 
@@ -68,7 +68,7 @@ def test_any_rendered_edit_comes_out_as_its_result(edit: tuple[str, Program]) ->
         return  # an edit blocks cannot spell (tests/test_search_replace.py)
     backend = ScriptedBackend(document, reply=blocks)
     session = EditSession(backend, on_damage="keep", syntax="search_replace", search_scope="lines",
-                          max_new_tokens=1 << 14)
+                          max_new_tokens=1 << 14, mode="program")
     events = list(session.stream(document, "edit"))
     done = events[-1]
     assert isinstance(done, DoneEvent)
@@ -208,7 +208,7 @@ def test_merge_retyped_needs_blocks() -> None:
         parse_config({"syntax": "lines", "merge_retyped": True})
     with pytest.raises(ConfigError, match="merge_retyped"):
         EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep",
-                    syntax="compact", merge_retyped=True)
+                    syntax="compact", merge_retyped=True, mode="program")
     assert parse_config({"syntax": "search_replace",
                          "merge_retyped": True}).session.merge_retyped
 
@@ -262,7 +262,7 @@ def test_the_head_scope_needs_blocks() -> None:
         parse_config({"syntax": "lines", "search_scope": "head"})
     with pytest.raises(ConfigError, match="search_scope"):
         EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep",
-                    syntax="lines", search_scope="head")
+                    syntax="lines", search_scope="head", mode="program")
     session = EditSession.from_config({"syntax": "search_replace", "search_scope": "head"},
                                       backend=ScriptedBackend(DOCUMENT, reply=""))
     assert session.search_scope == "head" and session.plan().search_scope == "head"
@@ -275,7 +275,7 @@ def test_program_mode_writes_head_blocks_by_default() -> None:
     # docs/quality.md: head blocks pass the most tests of the program-mode routes.
     function = "def f(x):\n    y = x\n    return y + 1\n"
     reply = BLOCK_OPEN + "def f(x):\n" + DIVIDER + function.replace("+", "-") + BLOCK_CLOSE
-    session = EditSession(ScriptedBackend(DOCUMENT, reply=reply))
+    session = EditSession(ScriptedBackend(DOCUMENT, reply=reply), mode="program")
     assert (session.syntax, session.search_scope) == (SEARCH_REPLACE, "head")
     assert session.derive(mode="rewrite").derive(mode="program").search_scope == "head"
     result = session.edit(DOCUMENT, "Return y - 1.")
@@ -287,7 +287,8 @@ def test_program_mode_writes_head_blocks_by_default() -> None:
     # A written-out config reads back the same (to_dict writes the resolved names).
     assert parse_config(parse_config({}).to_dict()).session == config
     # The outlines engine compiles one regex, which cannot hold blocks: copy tags there.
-    tags = EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep", engine="outlines")
+    tags = EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep", engine="outlines",
+                       mode="program")
     assert (tags.syntax, tags.search_scope) == ("lines", "lines")
     assert parse_config({"engine": "outlines"}).session.syntax == "lines"
     with pytest.raises(ConfigError, match='engine "outlines" write copy tags: syntax = "lines"'):

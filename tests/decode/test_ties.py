@@ -57,11 +57,12 @@ CONFIGS: list[dict[str, object]] = [
 
 def test_noisy_batched_rows_flip_greedy_choices_unless_re_decided() -> None:
     noisy = NoisyBatches(DOCUMENT, PROGRAM, step_tolerance=1.0)
-    result = EditSession(noisy, on_damage="keep", syntax="lines").edit(DOCUMENT, "x")
+    result = EditSession(noisy, on_damage="keep", syntax="lines",
+                         mode="program").edit(DOCUMENT, "x")
     assert result.program == PROGRAM and result.stats.tie_steps > 0
     # The same backend with re-decision off writes something else.
     off = EditSession(NoisyBatches(DOCUMENT, PROGRAM), on_damage="keep",
-                      syntax="lines", tie_tolerance=0.0, max_new_tokens=200)
+                      syntax="lines", tie_tolerance=0.0, max_new_tokens=200, mode="program")
     try:
         written = off.edit(DOCUMENT, "x").program_text
     except GenerationError as exc:
@@ -71,17 +72,18 @@ def test_noisy_batched_rows_flip_greedy_choices_unless_re_decided() -> None:
 
 def test_a_session_s_tie_tolerance_overrides_the_backend_s() -> None:
     session = EditSession(NoisyBatches(DOCUMENT, PROGRAM), on_damage="keep",
-                          syntax="lines", tie_tolerance=0.75)
+                          syntax="lines", tie_tolerance=0.75, mode="program")
     assert session.edit(DOCUMENT, "x").program == PROGRAM
 
 
 def test_sampling_is_never_re_decided() -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM, step_tolerance=50.0)
     sampled = EditSession(backend, on_damage="keep",
-                          syntax="lines", sampling=Sampling(temperature=0.5, seed=1))
+                          syntax="lines", sampling=Sampling(temperature=0.5, seed=1),
+                          mode="program")
     assert sampled.edit(DOCUMENT, "x").stats.tie_steps == 0
     greedy = EditSession(ScriptedBackend(DOCUMENT, PROGRAM, step_tolerance=50.0), on_damage="keep",
-                         syntax="lines")
+                         syntax="lines", mode="program")
     assert greedy.edit(DOCUMENT, "x").stats.tie_steps > 0  # every batched row is "near"
 
 
@@ -91,7 +93,7 @@ def test_any_batch_shapes_give_the_step_by_step_program(data: st.DataObject, doc
                                                          config: int) -> None:
     program = data.draw(programs(len(split_lines(document)))).normalized()
     kwargs: dict[str, object] = {"ordered_copies": False, "max_new_tokens": 1 << 15,
-                                 **CONFIGS[config]}
+                                 "mode": "program", **CONFIGS[config]}
     runs = []
     for _ in range(2):
         backend = NoisyBatches(document, program, step_tolerance=1.0)

@@ -159,7 +159,8 @@ def test_a_block_that_changes_its_lines_is_kept() -> None:
 
 
 def _session(backend: ScriptedBackend, **options: object) -> EditSession:
-    return EditSession(backend, on_damage="keep", **options)  # type: ignore[arg-type]
+    return EditSession(backend, on_damage="keep",
+                       **{"mode": "program", **options})  # type: ignore[arg-type]
 
 
 def test_an_unchanged_block_is_written_again_from_the_models_runner_up() -> None:
@@ -197,7 +198,8 @@ def test_the_retry_is_the_same_however_the_block_is_drafted(doubt: float,
     # takes back and the program it ends with are the same.
     backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX, doubt=doubt)
     draft = None if drafts else DraftConfig(max_tokens=0)
-    result = EditSession(backend, on_damage="keep", draft=draft).edit(DOCUMENT, "Fix area.")
+    result = EditSession(backend, on_damage="keep", draft=draft,
+                         mode="program").edit(DOCUMENT, "Fix area.")
     assert result.program_text == FIX
     assert result.stats.unchanged_retries == 1
 
@@ -210,7 +212,7 @@ def test_a_sampled_block_is_kept_as_drawn() -> None:
     for seed in range(12):
         backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX, doubt=9.99)
         session = EditSession(backend, on_damage="keep",
-                              sampling=Sampling(temperature=0.1, seed=seed))
+                              sampling=Sampling(temperature=0.1, seed=seed), mode="program")
         result = session.edit(DOCUMENT, "Fix area.")
         assert result.stats.unchanged_retries == 0
         drawn.append(result.program_text)
@@ -244,6 +246,6 @@ def test_retry_unchanged_is_for_blocks() -> None:
         parse_config({"syntax": "lines", "retry_unchanged": True})
     with pytest.raises(ConfigError, match="retry_unchanged"):
         EditSession(ScriptedBackend(DOCUMENT), on_damage="keep",
-                    syntax="lines", retry_unchanged=True)
+                    syntax="lines", retry_unchanged=True, mode="program")
     with pytest.raises(ConfigError, match="true or false"):
         parse_config({"retry_unchanged": "yes"})

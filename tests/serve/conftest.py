@@ -53,9 +53,9 @@ MakeClient = Callable[..., "TestClient"]
 
 @pytest.fixture
 def make_client() -> Iterator[MakeClient]:
-    """``make_client(backend=None, syntax="lines", on_damage="rewrite", **options of
-    create_app)``: a started
-    TestClient (its lifespan run) around ``EditSession(backend, syntax=syntax)`` (the scripted
+    """``make_client(backend=None, syntax="lines", on_damage="rewrite", mode="program",
+    **options of create_app)``: a started TestClient (its lifespan run) around
+    ``EditSession(backend, syntax=syntax, on_damage=on_damage, mode=mode)`` (the scripted
     programs are copy tags; ``None``: program mode's default, head blocks); the default backend
     edits :data:`DOCUMENT`."""
     from starlette.testclient import TestClient
@@ -68,9 +68,10 @@ def make_client() -> Iterator[MakeClient]:
              max_body_bytes: int = 1 << 16, max_waiting: int = 16,
              timeout_s: float = 60.0, cors_origins: Sequence[str] = (),
              model_id: str = MODEL, syntax: str | None = "lines",
-             on_damage: str = "rewrite") -> TestClient:
+             on_damage: str = "rewrite", mode: str = "program") -> TestClient:
         model = backend if backend is not None else FlakyBackend(DOCUMENT, PROGRAM)
-        app = create_app(lambda: EditSession(model, syntax=syntax, on_damage=on_damage),
+        app = create_app(lambda: EditSession(model, syntax=syntax, on_damage=on_damage,
+                                             mode=mode),
                          model_id=model_id,
                          api_key=api_key, max_body_bytes=max_body_bytes, max_waiting=max_waiting,
                          timeout_s=timeout_s, cors_origins=cors_origins)

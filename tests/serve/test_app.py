@@ -201,7 +201,8 @@ def test_a_damaging_program_is_redone_in_rewrite_mode_and_streamed(
     backend = PromptedBackend(DOCUMENT, replies=((REWRITE_SYSTEM, EDITED), ("", twice)))
     client = make_client(backend, syntax=None)
     body = client.post("/v1/edits", json=EDIT).json()
-    assert body["text"] == EDITED and body["program"] == EDITED  # the rewrite's reply
+    # The text is the rewrite's: the body says so, and carries no program.
+    assert (body["text"], body["mode"]) == (EDITED, "rewrite") and "program" not in body
     events = [e for e in sse_events(client.post("/v1/edits", json={**EDIT, "stream": True}).text)
               if isinstance(e, dict)]
     kinds = [e["type"] for e in events]
@@ -292,3 +293,21 @@ def test_the_api_key(make_client: MakeClient) -> None:
     good = {"authorization": "Bearer sesame"}
     assert client.get("/v1/models", headers=good).status_code == 200
     assert client.post("/v1/edits", json=EDIT, headers=good).json()["text"] == EDITED
+
+
+def test_an_auto_server_rewrites_a_short_document_and_says_so(make_client: MakeClient) -> None:
+    head = "def f(x):\n"
+    block = f"{BLOCK_OPEN}{head}{DIVIDER}{head}    return x + 2\n{BLOCK_CLOSE}"
+    backend = PromptedBackend(DOCUMENT, replies=((REWRITE_SYSTEM, EDITED), ("", block)))
+    client = make_client(backend, syntax=None, mode="auto")
+    body = client.post("/v1/edits", json=EDIT).json()  # no mode: the server's, auto
+    assert (body["text"], body["mode"]) == (EDITED, "rewrite") and "program" not in body
+    programmed = client.post("/v1/edits", content=with_(EDIT, mode="program")).json()
+    assert (programmed["text"], programmed["mode"]) == (EDITED, "program")
+    assert programmed["program"] == block
+    # A prediction is a rewrite's draft: welcome under auto, refused for a program.
+    predicted = client.post("/v1/edits", content=with_(EDIT, mode="auto", prediction=EDITED))
+    assert predicted.json()["mode"] == "rewrite"
+    assert_openai_error(client.post("/v1/edits", content=with_(EDIT, mode="program",
+                                                            prediction=EDITED)), 400,
+                        "prediction")

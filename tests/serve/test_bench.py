@@ -27,7 +27,8 @@ def url() -> Iterator[str]:
     from copygram.serve.app import create_app
 
     backend = FlakyBackend(DOCUMENT, PROGRAM)
-    app = create_app(lambda: EditSession(backend, syntax="lines"), model_id="scripted")
+    app = create_app(lambda: EditSession(backend, syntax="lines",
+                                         mode="program"), model_id="scripted")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -9,7 +9,10 @@ happens to a damaged one is the session's ``on_damage``:
   model, and that result is checked in turn (rewrite mode's own edits have nothing to fall back
   to and are refused). Rewrite mode is the fallback because it is plain greedy decoding of the
   whole file (docs/rewrite.md): it cannot misplace a block, and a model writes renames and
-  spread-out edits whole.
+  spread-out edits whole. A program that never finishes (the model repeats itself past its
+  budget: a :class:`~copygram.errors.GenerationError`) is redone so too, marked ``unfinished``,
+  and so is one that missed what the instruction names (a definition it names left untouched,
+  a name it introduces never written: :mod:`copygram.language.targets`), marked ``missed``.
 * ``"error"``: a :class:`~copygram.errors.DamagedEditError` with the damaged result.
 * ``"keep"``: the result as it is, ``EditResult.damage`` saying what is wrong (a caller that
   writes files, such as ``copygram edit``, still refuses it without ``--force``).
@@ -24,17 +27,23 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 from copygram.decode.events import DoneEvent, EditResult, Event, RedoEvent
-from copygram.errors import ConfigError, DamagedEditError
+from copygram.decode.stats import RunStats
+from copygram.errors import ConfigError, DamagedEditError, GenerationError, LengthError
 from copygram.language.damage import LANGUAGES, PROSE, Damage, find_damage, guess_language
+from copygram.language.ops import Program
+from copygram.language.targets import find_misses
 
 
 def checked(events: Iterator[Event], document: str, *, on_damage: str,
-            language: str | None = None,
+            language: str | None = None, instruction: str = "",
             redo: Callable[[], Iterator[Event]] | None = None) -> Iterator[Event]:
     """``events`` (one edit's, ending with its :class:`DoneEvent`) with the result checked
     against ``document`` (``language``: as :func:`find_damage` takes it). A damaged result is
     handled as ``on_damage`` says (module doc); ``redo`` runs the edit again in rewrite mode
-    (``None``: nothing to fall back to). Raises :class:`DamagedEditError`, and a
+    (``None``: nothing to fall back to); a program that missed what ``instruction`` names
+    (:func:`~copygram.language.targets.find_misses`) is redone too where there is a redo and
+    ``on_damage`` is ``"rewrite"``, and passes as it is otherwise. Raises
+    :class:`DamagedEditError`, and a
     :class:`~copygram.errors.ConfigError` (before any event) for an unknown ``language``."""
     if language is None:
         language = guess_language(document)  # once, for the edit and a redo alike
@@ -43,37 +52,67 @@ def checked(events: Iterator[Event], document: str, *, on_damage: str,
                           f"{', '.join(LANGUAGES)}, {PROSE!r} (not code: the marker check "
                           "alone), or leave it out to guess it from the text")
     # Prose, or a language none of the checks reads: the markers alone.
-    return _checked(events, document, on_damage, language or PROSE, redo)
+    return _checked(events, document, on_damage, language or PROSE, instruction, redo)
 
 
 def _checked(events: Iterator[Event], document: str, on_damage: str, language: str,
-             redo: Callable[[], Iterator[Event]] | None) -> Iterator[Event]:
-    for event in events:
-        if not isinstance(event, DoneEvent):
-            yield event
-            continue
-        result = event.result
-        damage = find_damage(document, result.text, language=language)
-        if not damage:
-            yield event
-            return
-        damaged = dataclasses.replace(result, damage=damage)
-        if on_damage == "keep":
-            yield DoneEvent(damaged)
-            return
-        if on_damage == "error" or redo is None:
-            raise _refusal(damaged, damage, redone=None)
-        yield RedoEvent(damaged)
-        for again in redo():
-            if not isinstance(again, DoneEvent):
-                yield again
+             instruction: str, redo: Callable[[], Iterator[Event]] | None) -> Iterator[Event]:
+    try:
+        for event in events:
+            if not isinstance(event, DoneEvent):
+                yield event
                 continue
-            second = find_damage(document, again.result.text, language=language)
-            if second:
-                raise _refusal(dataclasses.replace(again.result, damage=second, redone=damaged),
-                               second, redone=damaged)
-            yield DoneEvent(dataclasses.replace(again.result, redone=damaged))
-            return
+            result = event.result
+            damage = find_damage(document, result.text, language=language)
+            if not damage and redo is not None and on_damage == "rewrite" and instruction:
+                damage = tuple(Damage("missed", miss) for miss in
+                               find_misses(document, result.text, instruction, language))
+            if not damage:
+                yield event
+                return
+            damaged = dataclasses.replace(result, damage=damage)
+            if on_damage == "keep":
+                yield DoneEvent(damaged)
+                return
+            if on_damage == "error" or redo is None:
+                raise _refusal(damaged, damage, redone=None)
+            break
+        else:
+            return  # pragma: no cover - every edit's events end with a DoneEvent
+    except GenerationError as exc:
+        if not _redoable(exc, on_damage, redo):
+            raise
+        damaged = _unfinished(exc, document)
+    assert redo is not None
+    yield RedoEvent(damaged)
+    for again in redo():
+        if not isinstance(again, DoneEvent):
+            yield again
+            continue
+        second = find_damage(document, again.result.text, language=language)
+        if second:
+            raise _refusal(dataclasses.replace(again.result, damage=second, redone=damaged),
+                           second, redone=damaged)
+        yield DoneEvent(dataclasses.replace(again.result, redone=damaged))
+        return
+
+
+def _redoable(exc: GenerationError, on_damage: str,
+              redo: Callable[[], Iterator[Event]] | None) -> bool:
+    """Whether a program that failed with ``exc`` is done again in rewrite mode: where the
+    session redoes damaged edits, for a model that repeated itself past the default budget, not
+    for a limit the caller set or a full context (a rewrite needs more room than a program) and
+    not for a refusal (already this module's verdict)."""
+    return (on_damage == "rewrite" and redo is not None
+            and not isinstance(exc, LengthError | DamagedEditError))
+
+
+def _unfinished(exc: GenerationError, document: str) -> EditResult:
+    """The result standing for a program that never finished: the document unchanged, the
+    partial program, damage ``unfinished`` with the error's message."""
+    stats = exc.stats if isinstance(exc.stats, RunStats) else RunStats()
+    return EditResult(text=document, program=Program([]), program_text=exc.partial_program,
+                      stats=stats, damage=(Damage("unfinished", str(exc)),))
 
 
 def _refusal(result: EditResult, damage: tuple[Damage, ...],

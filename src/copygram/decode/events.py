@@ -63,7 +63,9 @@ class EditResult:
     ``damage``: what :func:`~copygram.language.damage.find_damage` found wrong with ``text``
     (empty unless the session keeps damaged edits, ``on_damage = "keep"``). ``redone``: where
     program mode's edit was damaged and redone in rewrite mode (``on_damage = "rewrite"``), the
-    damaged edit, whose ``damage`` says why; this result's ``stats`` are the rewrite's alone."""
+    damaged edit, whose ``damage`` says why; this result's ``stats`` are the rewrite's alone.
+    ``mode``: the mode that wrote ``text``, ``"program"`` or ``"rewrite"`` (a session in mode
+    ``"auto"`` runs one of them per edit; a redone edit's is ``"rewrite"``)."""
 
     text: str
     program: Program
@@ -72,6 +74,7 @@ class EditResult:
     raw: str = ""
     damage: tuple[Damage, ...] = ()
     redone: EditResult | None = None
+    mode: str = "program"
 
     def __post_init__(self) -> None:
         if not self.raw:

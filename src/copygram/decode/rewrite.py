@@ -153,7 +153,7 @@ def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, pol
         text = extract_document(completion.raw, document.text)
         yield DoneEvent(EditResult(text=text, program=Program([Gen(text)] if text else []),
                                    program_text=completion.raw, stats=completion.stats,
-                                   raw=completion.raw))
+                                   raw=completion.raw, mode="rewrite"))
 
 
 __all__ = ["edit_budget", "extract_document", "rewrite_budget", "stream_rewrite"]

@@ -16,6 +16,12 @@ instruction asked:
 * ``dangling``: a name the file bound (a function, class, variable, parameter or import) is
   bound nowhere in the result but still used there (a function renamed and a call of it left;
   Python, JavaScript and TypeScript; a Python file with ``import *`` is not read so).
+* ``unfinished``: not found by reading: the edit program never finished (the model repeated
+  itself past its budget; :class:`~copygram.errors.GenerationError`), so there is no result to
+  read; :mod:`copygram.decode.checked` marks such an edit so when it redoes it.
+* ``missed``: not a defect of the file either: a program that left untouched a definition its
+  instruction names, or never wrote a name the instruction introduces
+  (:mod:`copygram.language.targets`); :mod:`copygram.decode.checked` redoes it in rewrite mode.
 
 Only a change from good to bad counts: a file that did not parse before may not parse after. The
 checks are conservative on purpose (each is a certain defect, not a style), since a damaged
@@ -27,8 +33,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
-import importlib
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -36,23 +40,13 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Literal
 
+from copygram.language import parsers
 from copygram.language.lines import split_lines
+from copygram.language.parsers import LANGUAGES
 from copygram.language.search_replace import MARKER_LINES
 
-DamageKind = Literal["marker", "parse", "duplicate", "dangling"]
+DamageKind = Literal["marker", "parse", "duplicate", "dangling", "unfinished", "missed"]
 
-# Where each language's tree-sitter grammar lives: (module, function returning the language).
-_GRAMMARS: dict[str, tuple[str, str]] = {
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "java": ("tree_sitter_java", "language"),
-    "go": ("tree_sitter_go", "language"),
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-}
-LANGUAGES = ("python", *_GRAMMARS)
-"""The languages whose parse and definitions the checks read."""
 PROSE = "text"
 """The ``language`` of a document that is no code the checks read: the marker check alone."""
 
@@ -193,7 +187,10 @@ def _names(text: str, language: str) -> tuple[set[str], dict[str, int]] | None:
             elif isinstance(node, ast.Global | ast.Nonlocal):
                 bound.update(node.names)
         return bound, used
-    if language not in ("javascript", "typescript") or (tree := _tree(text, language)) is None:
+    if language not in ("javascript", "typescript"):
+        return None
+    tree = parsers.tree(text, language)
+    if tree is None:
         return None
     source = text.encode("utf-8")
     stack = [tree.root_node]
@@ -239,7 +236,7 @@ def _parse_error(text: str, language: str) -> tuple[int | None, str] | None:
         except ValueError as exc:  # a NUL byte
             return None, str(exc)
         return None
-    tree = _tree(text, language)
+    tree = parsers.tree(text, language)
     if tree is None:  # no grammar installed: the brackets alone
         return _unbalanced(text)
     node = _first_error(tree.root_node)
@@ -259,24 +256,6 @@ def _first_error(node: Any) -> Any:
         if found is not None:
             return found
     return node
-
-
-@functools.cache
-def _parser(language: str) -> Any:
-    """A tree-sitter parser of ``language``, or ``None`` where its grammar is not installed."""
-    module_name, function = _GRAMMARS[language]
-    try:
-        import tree_sitter
-
-        module = importlib.import_module(module_name)
-    except ImportError:
-        return None
-    return tree_sitter.Parser(tree_sitter.Language(getattr(module, function)()))
-
-
-def _tree(text: str, language: str) -> Any:
-    parser = _parser(language)
-    return None if parser is None else parser.parse(text.encode("utf-8"))
 
 
 _OPENERS, _CLOSERS = "([{", ")]}"
@@ -312,7 +291,7 @@ def _definitions(text: str, language: str) -> Iterator[tuple[tuple[object, str],
             return
         yield from _python_definitions(tree.body, "")
         return
-    tree = _tree(text, language)
+    tree = parsers.tree(text, language)
     if tree is None:
         return
     kinds = _DEFINITIONS[language]

@@ -236,11 +236,11 @@ class Server:
         edit = parse_edit(await self.read_json(request))
         self.check_model(edit.model)
         head: JSONObject = {"id": f"edit-{uuid.uuid4().hex}", "object": "copygram.edit",
-                            "created": int(time.time()), "model": self.model_id,
-                            "mode": edit.mode}
+                            "created": int(time.time()), "model": self.model_id}
 
         def render(done: Finished) -> JSONObject:
-            body: JSONObject = {**head, "text": done.text, "finish_reason": done.finish_reason}
+            body: JSONObject = {**head, "mode": done.mode, "text": done.text,
+                                "finish_reason": done.finish_reason}
             if done.program is not None:
                 body["program"] = done.program
             return {**body, "usage": done.usage.as_dict(), "stats": done.stats}

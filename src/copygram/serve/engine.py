@@ -80,6 +80,7 @@ class Finished:
     finish_reason: str = "stop"  # or "length": max_tokens (or the context) reached
     program: str | None = None
     stats: JSONObject = field(default_factory=dict)
+    mode: str | None = None  # an edit's: the mode that wrote its text ("program", "rewrite")
 
 
 Item = Started | Delta | Progress | Finished
@@ -216,10 +217,11 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
             elif isinstance(event, DoneEvent):
                 result = event.result
                 stats = result.stats
-                yield Finished(text=result.text, program=result.program_text,
+                yield Finished(text=result.text,
+                               program=None if result.mode == "rewrite" else result.program_text,
                                usage=Usage(stats.prompt_tokens, stats.program_tokens,
                                            cached_tokens=stats.cached_prompt_tokens),
-                               stats=stats_dict(stats))
+                               stats=stats_dict(stats), mode=result.mode)
                 return
     except DocumentError as exc:
         raise bad_document(exc, "document") from None
@@ -235,7 +237,7 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
         yield Finished(text=None, finish_reason="length", program=exc.partial_program,
                        usage=Usage(partial.prompt_tokens, partial.program_tokens,
                                    cached_tokens=partial.cached_prompt_tokens),
-                       stats=stats_dict(partial))
+                       stats=stats_dict(partial), mode="program")
     except CopygramError as exc:
         raise failed(exc) from None
 
@@ -279,7 +281,7 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
                     stats.prompt_tokens, stats.output_tokens, stats.drafted_tokens,
                     stats.rejected_tokens, stats.cached_prompt_tokens),
                     finish_reason=rewrite_finish(session, request, stats),
-                    stats=stats_dict(stats))
+                    stats=stats_dict(stats), mode="rewrite")
                 return
     except DocumentError as exc:
         raise bad_document(exc, "document") from None
@@ -287,23 +289,39 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
         raise failed(exc) from None
 
 
-def for_request(session: EditSession, request: EditRequest) -> EditSession:
+def request_mode(session: EditSession, request: EditRequest) -> str:
+    """The mode, ``"program"`` or ``"rewrite"``, that runs ``request``: its own, else the
+    session's; ``"auto"`` picks by the document's length (:meth:`EditSession.mode_for`). A
+    prediction for a program-mode edit is a 400."""
+    mode = request.mode or session.mode
+    if mode == "auto":
+        auto = session if session.mode == "auto" else session.derive(mode="auto")
+        return auto.mode_for(request.document, request.instruction, request.prediction)
+    if request.prediction is not None and mode == "program":
+        raise ApiError(400, "'prediction' drafts a rewrite, and this server's edits are "
+                       "programs: send mode 'rewrite' or 'auto' with it", param="prediction",
+                       code="invalid_value")
+    return mode
+
+
+def for_request(session: EditSession, request: EditRequest, mode: str) -> EditSession:
     """``session``, or a session over the same backend (the same model and KV cache: the prefix
-    one request's prompt left is reused by the next, whatever its mode) in the request's mode,
-    with its sampling and ``max_tokens`` (as ``max_new_tokens``: the program's tokens, or the
+    one request's prompt left is reused by the next, whatever its mode) in ``mode``, with the
+    request's sampling and ``max_tokens`` (as ``max_new_tokens``: the program's tokens, or the
     rewrite's). Built per request: microseconds, with the vocabulary's bytes shared."""
     options = request.generation
-    if session.mode == request.mode and options == Generation():
+    if session.mode == mode and options == Generation():
         return session
     session.token_bytes()  # read once here, shared by every derived session
-    return session.derive(mode=request.mode, sampling=sampling_for(session, options),
+    return session.derive(mode=mode, sampling=sampling_for(session, options),
                           max_new_tokens=options.max_tokens)
 
 
 def edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     """The work of one ``/v1/edits`` request."""
-    run = program_edit if request.mode == "program" else rewrite_edit
-    return run(for_request(session, request), request)
+    mode = request_mode(session, request)
+    run = program_edit if mode == "program" else rewrite_edit
+    return run(for_request(session, request, mode), request)
 
 
 # ------------------------------------------------------------------------ chat completions
@@ -358,4 +376,4 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
 
 __all__ = ["Delta", "Finished", "Item", "Progress", "SessionHolder", "Started",
            "Usage", "Utf8Text", "bad_document", "chat", "edit", "failed", "for_request",
-           "program_edit", "rewrite_edit", "rewrite_finish", "sampling_for", "stats_dict"]
+           "program_edit", "request_mode", "rewrite_edit", "rewrite_finish", "sampling_for", "stats_dict"]

@@ -337,8 +337,8 @@ def parse_chat(body: JSONObject) -> ChatRequest:
 # ------------------------------------------------------------------------------- edits
 
 
-Mode = Literal["program", "rewrite"]
-MODES: Final[tuple[Mode, ...]] = ("program", "rewrite")
+Mode = Literal["program", "rewrite", "auto"]
+MODES: Final[tuple[Mode, ...]] = ("program", "rewrite", "auto")
 
 
 @dataclass(frozen=True)
@@ -347,7 +347,7 @@ class EditRequest:
 
     document: str
     instruction: str
-    mode: Mode = "program"
+    mode: Mode | None = None  # None: the server's (its config's mode, by default "auto")
     prediction: str | None = None
     stream: bool = False
     model: str | None = None
@@ -362,14 +362,14 @@ def parse_edit(body: JSONObject) -> EditRequest:
     _check_keys(body, _EDIT_KEYS, chat=False)
     document = _string(body, "document", required=True) or ""
     instruction = _string(body, "instruction", required=True, blank_ok=False) or ""
-    mode = _string(body, "mode") or "program"
-    if mode not in MODES:
-        raise invalid("mode", f"'mode' = {mode!r} is not one of 'program', 'rewrite'")
+    mode = _string(body, "mode")
+    if mode is not None and mode not in MODES:
+        raise invalid("mode", f"'mode' = {mode!r} is not one of 'program', 'rewrite', 'auto'")
     prediction = parse_prediction(body.get("prediction"), plain_ok=True)
-    if prediction is not None and mode != "rewrite":
+    if prediction is not None and mode == "program":
         raise invalid("prediction", "'prediction' drafts a rewrite: send it with "
-                      "mode 'rewrite' (program mode copies from the document itself)")
+                      "mode 'rewrite' or 'auto' (program mode copies from the document itself)")
     return EditRequest(document=document, instruction=instruction,
-                       mode="rewrite" if mode == "rewrite" else "program",
+                       mode=next((m for m in MODES if m == mode), None),
                        prediction=prediction, stream=_bool(body, "stream"),
                        model=_string(body, "model"), generation=_generation(body))

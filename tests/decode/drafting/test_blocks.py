@@ -104,6 +104,7 @@ def test_a_block_begun_after_a_closed_one_or_a_plan_drafts_the_named_head_after_
 def head_session(reply: str, draft: DraftConfig | None = None) -> EditSession:
     backend = ScriptedBackend(DOCUMENT, reply=reply)
     return EditSession(backend, on_damage="keep", syntax="search_replace", search_scope="head",
+                       mode="program",
                        **({} if draft is None else {"draft": draft}))  # type: ignore[arg-type]
 
 

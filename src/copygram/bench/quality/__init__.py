@@ -4,6 +4,8 @@ Unlike ``bench e2e`` (teacher-forced: a perfect model), every approach here prod
 model writes. Per row, on one loaded model, the approaches run interleaved (their order rotated
 row by row):
 
+* ``auto``: copygram's default, ``mode = "auto"`` (:mod:`copygram.decode.modes`: rewrite mode
+  for a short file, program mode for a long one), judged as ``program`` is.
 * ``program``: copygram's program mode, ``EditSession.edit(before, instruction)``. A
   :class:`~copygram.errors.CopygramError` makes the row *invalid* (its message recorded); any
   other exception is a *crash* (recorded apart: a bug, never a way for one row to end the run).

@@ -202,6 +202,12 @@ class LookupPeer:
         return extract_document(raw, row.before), stats, None
 
 
+def time_split(stats: RunStats) -> dict[str, float]:
+    """Where a run's time went (issue 40's long-file costs): the prompt's prefill, one-token
+    decode steps, and batched forwards (splices and verified drafts)."""
+    return {"prefill_s": stats.prefill_s, "decode_s": stats.decode_s, "splice_s": stats.splice_s}
+
+
 def program_approach(session: EditSession) -> Approach:
     """copygram's program mode as an :data:`Approach`: a ``CopygramError`` makes the row invalid
     (any other exception propagates, for :func:`evaluate_row` to record as a crash)."""
@@ -224,6 +230,7 @@ def program_approach(session: EditSession) -> Approach:
         return result.text, {"decoded_tokens": result.stats.decoded_tokens,
                              "program": result.program_text,
                              "prompt_tokens": result.stats.prompt_tokens,
+                             "mode": result.mode,
                              "forwards": result.stats.forwards,
                              "cut_copies": result.stats.cut_copies,
                              "unchanged_retries": result.stats.unchanged_retries,
@@ -234,7 +241,8 @@ def program_approach(session: EditSession) -> Approach:
                              "redone_program": (result.redone.program_text
                                                 if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s
-                                                             if result.redone else 0.0)}, None
+                                                             if result.redone else 0.0),
+                             **time_split(result.stats)}, None
 
     return run
 
@@ -263,7 +271,7 @@ def rewrite_mode_approach(session: EditSession) -> Approach:
                              "rejected_prediction_tokens": stats.rejected_tokens,
                              "forwards": stats.forwards, "tie_steps": stats.tie_steps,
                              "prompt_tokens": stats.prompt_tokens, "gen_s": stats.wall_s,
-                             "raw": result.raw}, None
+                             **time_split(stats), "raw": result.raw}, None
 
     return run
 

@@ -25,6 +25,7 @@ from copygram.bench.quality.approaches import (
 from copygram.bench.quality.report import markdown_table, pool, write_plot
 from copygram.bench.quality.scoring import (
     APPROACHES,
+    AUTO,
     DEFAULT_APPROACHES,
     LOOKUP,
     PROGRAM,
@@ -40,6 +41,7 @@ from copygram.bench.quality.scoring import (
     repeat_row,
 )
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests
+from copygram.config import read_config
 from copygram.errors import ConfigError
 from copygram.host import run_record
 from copygram.io import write_text_atomic
@@ -283,7 +285,8 @@ def run(args: argparse.Namespace) -> int:
     # Read before the model loads: the load average says whether the machine was quiet.
     record = run_record(sys.argv, config)
     started = time.monotonic()
-    session = EditSession.from_config(config)
+    # Approach "program" is program mode whatever the config says; "auto" is mode "auto".
+    session = EditSession.from_config({**config, "mode": "program"})
     invariant = getattr(session.backend, "batch_invariant", False)
     # The kernels a forward's cost depends on (llama.cpp: what the build compiled in).
     record.update(batch_invariant=invariant, build=getattr(session.backend, "build", None),
@@ -292,7 +295,19 @@ def run(args: argparse.Namespace) -> int:
                              else str(value) for key, value in vars(args).items()})
     print(f"{session.backend.name}: batch-invariant kernels {'on' if invariant else 'off'}",
           file=sys.stderr)
-    rewriting = session.derive(mode="rewrite")
+    rewriting, auto = session.derive(mode="rewrite"), session.derive(mode="auto")
+
+    chosen: dict[str, EditSession] = {}
+
+    def auto_prompt(document: str, instruction: str) -> str:
+        # Picked with the row's own instruction (prompt_prefix asks with it first), so that the
+        # placeholder prompt it compares with is in the same mode.
+        if document not in chosen:
+            picked = auto.mode_for(document, instruction)
+            chosen.clear()
+            chosen[document] = rewriting if picked == "rewrite" else session
+        return chosen[document].prompt(document, instruction)
+
     runners: dict[str, Approach] = {}
     # Every approach on the shared backend starts a row with its own fixed prompt prefix cached
     # and no other; the lookup peer, on a model of its own, keeps no more of its cache.
@@ -303,7 +318,9 @@ def run(args: argparse.Namespace) -> int:
         name = f"{PROGRAM}:{file.stem}"
         if name in runners:
             raise ConfigError(f"--program-config: two files named {file.stem!r}; rename one")
-        routes.append(EditSession.from_config(file, backend=session.backend))
+        # A route is a program-mode variant unless its file names a mode.
+        routes.append(EditSession.from_config({"mode": "program", **read_config(file)},
+                                              backend=session.backend))
         runners[name] = program_approach(routes[-1])
         primers[name] = PrefixPrimer(session.backend, routes[-1].prompt)
     # What the first edit of a model builds once (the constraint's vocabulary view, a tag
@@ -321,11 +338,13 @@ def run(args: argparse.Namespace) -> int:
             runners[name], primers[name] = peer, peer.prime
             continue
         runners[name] = (program_approach(session) if name == PROGRAM
+                         else program_approach(auto) if name == AUTO
                          else rewrite_mode_approach(rewriting) if name == REWRITE_MODE
                          else RewriteBaseline(session.backend))
-        # The baseline's prompt is rewrite mode's (rewrite_request).
+        # The baseline's prompt is rewrite mode's (rewrite_request); auto's, the prompt of the
+        # mode it picks for the row.
         primers[name] = PrefixPrimer(session.backend, session.prompt if name == PROGRAM
-                                     else rewriting.prompt)
+                                     else auto_prompt if name == AUTO else rewriting.prompt)
     # The standard approaches first, then the routes, in the order given.
     runners = {**{n: runners[n] for n in approaches},
                **{n: r for n, r in runners.items() if n not in approaches}}

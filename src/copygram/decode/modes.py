@@ -1,0 +1,44 @@
+"""Which mode edits a document when the session's mode is ``"auto"`` (the default).
+
+Rewrite mode is plain greedy decoding of the whole file, the document drafting it
+(docs/rewrite.md): its output is the model's own rewrite token for token, so it is as right as
+the model is on every kind of edit, and a short file costs it little more than a program (the
+draft is verified in a few batched forwards). Its cost grows with the file: every line is
+verified again, and a verify forward at a long context is slow on a CPU. Program mode decodes
+only what changes, so its cost barely grows with the file, but a small model places its blocks
+less surely than it rewrites (docs/quality.md, "Which mode edits by default": the measurements
+per kind and size that set :data:`~copygram.config.AUTO_REWRITE_TOKENS`).
+
+So ``"auto"`` writes a program for a document longer than ``auto_rewrite_tokens`` tokens, and
+for a shorter one where the instruction names the document's definitions and introduces no new
+name (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove
+the function f": the edit of code the document has, which head blocks name and rewrite, where
+program mode passes more tests than a rewrite); other short documents (a rename, an added
+function or constant, an instruction naming no definition) are rewritten. Either way the result is checked (:mod:`copygram.decode.checked`)
+and a program that is damaged, unfinished or misses what the instruction names is redone in
+rewrite mode. A ``prediction`` drafts a rewrite, so an edit given one is rewritten. The choice
+costs a parse of the document (milliseconds); its tokens are counted for the edit anyway.
+"""
+
+from __future__ import annotations
+
+from copygram.config import MODES
+
+
+def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
+                prediction: bool = False, names_definitions: bool = False) -> str:
+    """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
+    tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
+    doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
+    ``names_definitions``: whether the instruction names definitions of the document and introduces
+    no name (:func:`~copygram.language.targets.targets_definitions`)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}")
+    if mode != "auto":
+        return mode
+    if prediction:
+        return "rewrite"
+    return "program" if names_definitions or document_tokens > auto_rewrite_tokens else "rewrite"
+
+
+__all__ = ["choose_mode"]

@@ -1,0 +1,168 @@
+"""Whether an edit reached what its instruction names: the check that sends a program which
+edited the wrong place to rewrite mode.
+
+A small model writing an edit program sometimes places its block on the wrong function: asked to
+"Replace the docstring of below_zero", it rewrites ``is_sorted``; asked to add a constant, it
+edits a function. The file is sound, so :mod:`copygram.language.damage` sees nothing, but the
+edit missed. Read against the instruction, two things show it:
+
+* the instruction mentions names the document **defines** (functions, methods, classes,
+  module-level variables; Python through :mod:`ast`, JavaScript and TypeScript through
+  tree-sitter) and the edit left every one of those definitions untouched: no line of any (with
+  the comment block right above it) changed, nothing was inserted inside one. One reached is
+  enough: "Fix median: it must return the mean of the two middle values" names ``mean`` in
+  passing;
+* a name the instruction **introduces** (written as code: in backticks, or in snake_case or
+  lowerCamelCase, and found nowhere in the document) that the result still does not hold.
+  Plain words, capitals and CapitalisedCamelCase are left out: "sum(" in an instruction's
+  prose may be an example, and "README", "GitHub" or "API" name things outside the file.
+
+Both are a program's miss, not damage to the file: :mod:`copygram.decode.checked` redoes such a
+program in rewrite mode (plain greedy decoding of the file, which writes renames and spread-out
+edits whole) and never refuses an edit for it. A mention is a weak signal (an instruction may
+name a function it only talks about): a false alarm costs a rewrite, never a wrong file. Cost:
+a parse of the document and a line diff (milliseconds).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Iterator, Sequence
+
+from copygram.language import parsers
+from copygram.language.lines import split_lines
+
+_WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_BACKTICKS = re.compile(r"`[^`]*`")
+_JS_DEFINITIONS = frozenset({"function_declaration", "generator_function_declaration",
+                             "class_declaration", "method_definition", "variable_declarator",
+                             "interface_declaration", "abstract_class_declaration"})
+_COMMENT = ("#", "//", "/*", "*", "'''", '"""')
+
+
+def find_misses(before: str, after: str, instruction: str,
+                language: str | None) -> tuple[str, ...]:
+    """What the edit ``before`` -> ``after`` missed of ``instruction`` (module doc), each as a
+    sentence; empty where it reached every name the instruction mentions. ``language``: the
+    document's (``"python"``, ``"javascript"``, ``"typescript"`` read definitions; any other,
+    or ``None``, the introduced names alone)."""
+    words = set(_WORD.findall(instruction))
+    misses: list[str] = []
+    regions = _definitions(before, language)
+    changed = _changed(split_lines(before), split_lines(after))
+    named = sorted(words & set(regions))
+    if named and not any(_touches(changed, start, end)
+                         for name in named for start, end in regions[name]):
+        listed = ", ".join(named)
+        misses.append(f"the instruction names {listed} and the edit left "
+                      f"{'its definition' if len(named) == 1 else 'each definition'} as it was")
+    present_before = set(_WORD.findall(before))
+    present_after = set(_WORD.findall(after))
+    for name in sorted(_introduced(instruction) - present_before):
+        if name not in present_after:
+            misses.append(f"{name} is introduced by the instruction and the edit never wrote it")
+    return tuple(misses)
+
+
+def targets_definitions(document: str, instruction: str, language: str | None) -> bool:
+    """Whether ``instruction`` names a definition of ``document`` and introduces no name
+    (module doc): an edit of code the document already has ("Fix bugs in median", "Remove the
+    function f"), which head blocks name and rewrite, where program mode passes more tests than
+    a rewrite; a new name (a rename, an added function or constant) or no name at all is left
+    to a rewrite (docs/quality.md, "Which mode edits by default")."""
+    words = set(_WORD.findall(instruction))
+    if not words & set(_definitions(document, language)):
+        return False
+    return not (_introduced(instruction) - set(_WORD.findall(document)))
+
+
+def _introduced(instruction: str) -> set[str]:
+    """The words of ``instruction`` written as code (module doc)."""
+    found = set()
+    for match in _BACKTICKS.finditer(instruction):
+        found.update(_WORD.findall(match.group()))
+    for word in _WORD.findall(instruction):
+        if ("_" in word.strip("_") or word.startswith("__")
+                or (word[0].islower() and re.search(r"[a-z][A-Z]", word))):
+            found.add(word)
+    return found
+
+
+def _changed(before: Sequence[str], after: Sequence[str]) -> list[tuple[int, int]]:
+    """The edit's changes as ``(i1, i2)`` ranges of ``before``'s 0-based lines (``i1 == i2``:
+    lines inserted before line ``i1``)."""
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return [(i1, i2) for tag, i1, i2, _, _ in matcher.get_opcodes() if tag != "equal"]
+
+
+def _touches(changed: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether a change falls in lines ``start..end`` (1-based): a changed line among them, or
+    lines inserted between two of them or right after the last."""
+    first, last = start - 1, end - 1  # 0-based, inclusive
+    for i1, i2 in changed:
+        if i1 == i2 and first < i1 <= last + 1:
+            return True
+        if i1 < i2 and i1 <= last and i2 > first:
+            return True
+    return False
+
+
+def _definitions(text: str, language: str | None) -> dict[str, list[tuple[int, int]]]:
+    """Name -> the line ranges (1-based) of its definitions, each with the comment lines right
+    above it."""
+    lines = split_lines(text)
+    found: dict[str, list[tuple[int, int]]] = {}
+    for name, start, end in _defined(text, language):
+        while start > 1 and lines[start - 2].strip().startswith(_COMMENT):
+            start -= 1
+        found.setdefault(name, []).append((start, end))
+    return found
+
+
+def _defined(text: str, language: str | None) -> Iterator[tuple[str, int, int]]:
+    if language == "python":
+        try:
+            module = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                yield node.name, first, node.end_lineno or node.lineno
+        for statement in module.body:  # module-level variables
+            targets = (statement.targets if isinstance(statement, ast.Assign)
+                       else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    yield target.id, statement.lineno, statement.end_lineno or statement.lineno
+        return
+    if language not in ("javascript", "typescript"):
+        return
+    tree = parsers.tree(text, language)
+    if tree is None:
+        return
+    source = text.encode("utf-8")
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type not in _JS_DEFINITIONS:
+            continue
+        # A variable counts at the top level only (a loop's `let i` is nobody's target).
+        if node.type == "variable_declarator" and (
+                node.parent is None or node.parent.parent is None
+                or node.parent.parent.type != "program"):
+            continue
+        name = node.child_by_field_name("name")
+        if name is None or name.type not in ("identifier", "property_identifier",
+                                              "type_identifier"):
+            continue
+        # `const f = ...`: the whole declaration, its keyword's line included.
+        whole = node.parent if node.type == "variable_declarator" and node.parent else node
+        yield (source[name.start_byte:name.end_byte].decode("utf-8"),
+               whole.start_point[0] + 1, whole.end_point[0] + 1)
+
+
+__all__ = ["find_misses", "targets_definitions"]

@@ -1,0 +1,83 @@
+"""mode = "auto" (copygram.decode.modes): rewrite mode for a short document, program mode for a
+long one, and the session runs the mode it picks (its result says which)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram import EditSession
+from copygram.config import AUTO_REWRITE_TOKENS, SessionConfig
+from copygram.decode.events import DoneEvent, RedoEvent
+from copygram.decode.modes import choose_mode
+from copygram.decode.prompt import REWRITE_SYSTEM
+from copygram.errors import ConfigError
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+from copygram.testing import PromptedBackend
+
+DOCUMENT = "def f(x):\n    return x + 1\n\n\ndef g(y):\n    return y\n"
+FIXED = DOCUMENT.replace("x + 1", "x + 2")
+PROGRAM = BLOCK_OPEN + "def f(x):\n" + DIVIDER + "def f(x):\n    return x + 2\n" + BLOCK_CLOSE
+# A rewrite the program could not have written, so the result shows which mode ran.
+REWRITTEN = DOCUMENT.replace("x + 1", "x + 3")
+
+
+def backend() -> PromptedBackend:
+    return PromptedBackend(DOCUMENT, replies=((REWRITE_SYSTEM, REWRITTEN), ("", PROGRAM)))
+
+
+@given(tokens=st.integers(0, 1 << 16), threshold=st.integers(0, 1 << 16),
+       prediction=st.booleans(), one=st.booleans())
+def test_auto_programs_long_documents_and_one_target_edits(
+        tokens: int, threshold: int, prediction: bool, one: bool) -> None:
+    chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold, prediction=prediction,
+                         names_definitions=one)
+    assert chosen == ("rewrite" if prediction or (tokens <= threshold and not one)
+                      else "program")
+    for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
+        assert choose_mode(fixed, tokens, auto_rewrite_tokens=threshold,
+                           prediction=prediction, names_definitions=one) == fixed
+
+
+def test_auto_is_the_default_mode() -> None:
+    assert SessionConfig().mode == EditSession(backend()).mode == "auto"
+    assert SessionConfig().auto_rewrite_tokens == AUTO_REWRITE_TOKENS
+
+
+def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named() -> None:
+    session = EditSession(backend(), mode="auto", auto_rewrite_tokens=len(DOCUMENT))  # bytes
+    assert session.mode_for(DOCUMENT, "Make it faster.") == "rewrite"
+    result = session.edit(DOCUMENT, "Make it faster.")
+    assert (result.text, result.mode, result.redone) == (REWRITTEN, "rewrite", None)
+    # Definitions named, no name introduced: head blocks' edit, so a program.
+    assert session.mode_for(DOCUMENT, "Fix f.") == "program"
+    assert session.mode_for(DOCUMENT, "Fix f and g.") == "program"
+    assert session.edit(DOCUMENT, "Fix f.").mode == "program"
+    for other in ("Rename f to f_plus_one.", "Fix it."):
+        assert session.mode_for(DOCUMENT, other) == "rewrite"
+
+
+def test_an_auto_session_writes_a_program_for_a_longer_document() -> None:
+    session = EditSession(backend(), mode="auto", auto_rewrite_tokens=len(DOCUMENT) - 1)
+    assert session.mode_for(DOCUMENT, "Make it faster.") == "program"
+    events = list(session.stream(DOCUMENT, "Fix f."))
+    assert not any(isinstance(e, RedoEvent) for e in events)
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert (done.result.text, done.result.mode) == (FIXED, "program")
+    # A prediction drafts a rewrite, so an edit that brings one is rewritten.
+    assert session.mode_for(DOCUMENT, "Fix f.", prediction=FIXED) == "rewrite"
+    assert session.edit(DOCUMENT, "Fix f.", prediction=FIXED).mode == "rewrite"
+
+
+def test_the_threshold_is_checked_and_travels_with_derived_sessions() -> None:
+    with pytest.raises(ConfigError, match="auto_rewrite_tokens"):
+        EditSession(backend(), auto_rewrite_tokens=-1)
+    with pytest.raises(ConfigError, match="auto_rewrite_tokens"):
+        SessionConfig(auto_rewrite_tokens=1.5)  # type: ignore[arg-type]
+    session = EditSession(backend(), mode="auto", auto_rewrite_tokens=7)
+    assert session.derive(mode="program").derive(mode="auto").auto_rewrite_tokens == 7
+    # An auto session's programs use its own prompt, as program mode's do.
+    assert session.derive(mode="program").prompt_builder is session.prompt_builder
+    assert session.derive(mode="rewrite").prompt_builder is not session.prompt_builder

@@ -1,0 +1,96 @@
+"""Whether an edit reached what its instruction names (copygram.language.targets)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram.language.targets import find_misses
+
+PY = '''import os
+
+LIMIT = 3
+
+
+def mean(values):
+    """Average."""
+    return sum(values) / len(values)
+
+
+# The middle value.
+def median(values):
+    return sorted(values)[len(values) // 2]
+'''
+
+JS = '''/* Sum it. */
+const total = (xs) => {
+  return xs.reduce((a, b) => a + b, 0)
+}
+
+function double(x) {
+  return 2 * x
+}
+'''
+
+
+def test_a_named_definition_left_untouched_is_a_miss() -> None:
+    wrong = PY.replace("sum(values) / len(values)", "sum(values) / max(1, len(values))")
+    assert find_misses(PY, wrong, "Fix bugs in median.", "python") == (
+        "the instruction names median and the edit left its definition as it was",)
+    # One of the named definitions reached is enough (a name may be mentioned in passing).
+    assert find_misses(PY, wrong, "Fix mean: unlike median it must not sort.", "python") == ()
+    assert find_misses(PY, PY, "Fix mean and median.", "python") == (
+        "the instruction names mean, median and the edit left each definition as it was",)
+    right = PY.replace("// 2]", "// 2 - 1]")
+    assert find_misses(PY, right, "Fix bugs in median.", "python") == ()
+    # The comment block right above a definition is part of it; so is a module-level variable.
+    commented = PY.replace("# The middle value.", "# The middle one.")
+    assert find_misses(PY, commented, "Reword the comment of median.", "python") == ()
+    assert find_misses(PY, PY.replace("LIMIT = 3", "LIMIT = 4"), "Set LIMIT to 4",
+                       "python") == ()
+    assert find_misses(PY, wrong, "Set LIMIT to 4", "python") != ()
+
+
+def test_a_name_the_instruction_introduces_must_be_written() -> None:
+    added = PY + "\n\ndef mode_of(values):\n    return max(values, key=values.count)\n"
+    instruction = "Add a function mode_of(values) that returns the most common value."
+    assert find_misses(PY, added, instruction, "python") == ()
+    assert find_misses(PY, PY.replace("LIMIT = 3", "LIMIT = 5"), instruction, "python") == (
+        "mode_of is introduced by the instruction and the edit never wrote it",)
+    # Plain lowercase words are not taken for names: "values" and "sum" need not appear.
+    assert find_misses(PY, added, "Add mode_of; like sum(values) it reads values", "python") == ()
+    assert find_misses(PY, PY, "Add the constant `RETRIES = 2`.", None) != ()
+
+
+def test_javascript_definitions_and_their_comments() -> None:
+    fixed = JS.replace("2 * x", "x + x")
+    assert find_misses(JS, fixed, "Fix bugs in double.", "javascript") == ()
+    assert find_misses(JS, fixed, "Fix bugs in total.", "javascript") == (
+        "the instruction names total and the edit left its definition as it was",)
+    reworded = JS.replace("/* Sum it. */", "/* The sum of xs. */")
+    assert find_misses(JS, reworded, "Replace the comment above total.", "javascript") == ()
+
+
+def test_lines_added_inside_or_right_after_a_definition_reach_it() -> None:
+    inside = PY.replace('    """Average."""\n', '    """Average."""\n    assert values\n')
+    assert find_misses(PY, inside, "Make mean refuse an empty list.", "python") == ()
+
+
+@given(st.lists(st.sampled_from(["mean", "median", "LIMIT", "fix", "the", "new_name", "(", ","]),
+                max_size=8))
+def test_an_edit_that_changes_nothing_misses_whatever_it_names(words: list[str]) -> None:
+    instruction = " ".join(words)
+    misses = find_misses(PY, PY, instruction, "python")
+    named = {"mean", "median", "LIMIT"} & set(words)
+    assert bool(misses) == bool(named or "new_name" in words)
+
+
+def test_an_instruction_targets_definitions_when_it_names_some_and_no_new_name() -> None:
+    from copygram.language.targets import targets_definitions as targets
+
+    assert targets(PY, "Fix bugs in median.", "python")
+    assert targets(PY, "Set LIMIT to 4", "python")
+    assert targets(PY, "Fix median: return the mean of the two middle values.", "python")
+    assert not targets(PY, "Rename median to middle_value.", "python")  # a new name
+    assert not targets(PY, "Make everything faster.", "python")  # nothing named
+    assert targets(JS, "Fix bugs in double.", "javascript")
