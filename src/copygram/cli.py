@@ -33,7 +33,7 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
     "kinds": ("copygram.bench.kinds",
               "build edit rows of many kinds and sizes, judged by whole-file tests (issue 40)"),
     "units": ("copygram.bench.units",
-              "where the parser's units and the layout's end apart, on real files"),
+              "where units found by a parser and by layout end differently, on real files"),
 }
 
 
