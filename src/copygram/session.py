@@ -43,7 +43,7 @@ from copygram.decode.replay import ReplayResult, replay, replay_rewrite
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
 from copygram.errors import ConfigError
-from copygram.language.damage import guess_language
+from copygram.language.damage import PROSE, guess_language
 from copygram.language.ops import Program
 from copygram.language.search_replace import SEARCH_REPLACE
 from copygram.language.targets import targets_definitions
@@ -208,6 +208,8 @@ class EditSession:
         """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent (a
         program-mode edit redone in rewrite mode yields a RedoEvent, then rewrite mode's)."""
         doc = EditDocument(document, self.backend.tokenize)
+        if language is None:  # guessed once, for the choice of mode and the check alike
+            language = guess_language(document) or PROSE
         mode = self._mode_for(doc, instruction, prediction, language)
         policy = SamplingPolicy(self.sampling)
         if mode == "rewrite":
@@ -240,7 +242,7 @@ class EditSession:
         if self.mode != "auto":
             return self.mode
         if language is None:
-            language = guess_language(doc.text)
+            language = guess_language(doc.text) or PROSE
         return choose_mode(self.mode, len(doc.tokens),
                            auto_rewrite_tokens=self.auto_rewrite_tokens,
                            prediction=prediction is not None,

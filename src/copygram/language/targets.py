@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 
 from copygram.language import parsers
 from copygram.language.lines import split_lines
@@ -51,8 +53,9 @@ def find_misses(before: str, after: str, instruction: str,
     words = set(_WORD.findall(instruction))
     misses: list[str] = []
     regions = _definitions(before, language)
-    changed = _changed(split_lines(before), split_lines(after))
     named = sorted(words & set(regions))
+    # The line diff only where a named definition needs it.
+    changed = _changed(split_lines(before), split_lines(after)) if named else []
     if named and not any(_touches(changed, start, end)
                          for name in named for start, end in regions[name]):
         listed = ", ".join(named)
@@ -109,16 +112,18 @@ def _touches(changed: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return False
 
 
-def _definitions(text: str, language: str | None) -> dict[str, list[tuple[int, int]]]:
+@functools.lru_cache(maxsize=4)
+def _definitions(text: str, language: str | None) -> Mapping[str, tuple[tuple[int, int], ...]]:
     """Name -> the line ranges (1-based) of its definitions, each with the comment lines right
-    above it."""
+    above it. Kept for the last few documents: mode "auto" reads them to choose a mode and the
+    check reads them again when the program is done (one parse per document, not two)."""
     lines = split_lines(text)
     found: dict[str, list[tuple[int, int]]] = {}
     for name, start, end in _defined(text, language):
         while start > 1 and lines[start - 2].strip().startswith(_COMMENT):
             start -= 1
         found.setdefault(name, []).append((start, end))
-    return found
+    return MappingProxyType({name: tuple(ranges) for name, ranges in found.items()})
 
 
 def _defined(text: str, language: str | None) -> Iterator[tuple[str, int, int]]:

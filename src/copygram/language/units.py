@@ -118,7 +118,7 @@ def layout_end(lines: Sequence[str], start: int) -> int:
 def _parsed_ends(lines: tuple[str, ...]) -> tuple[int, ...] | None:
     """Every line's unit end where the document parses (module doc), else ``None``."""
     joiner = "" if any(line.endswith(("\n", "\r")) for line in lines) else "\n"
-    opened = _statement_ends("".join(lines) if joiner == "" else joiner.join(lines), lines)
+    opened = _statement_ends(joiner.join(lines), lines)
     if opened is None:
         return None
     ends: list[int] = []
