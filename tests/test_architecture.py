@@ -143,3 +143,65 @@ def test_importing_the_library_never_imports_an_inference_stack(module: str) -> 
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+# -- the shape a newcomer would guess (issue 41) ---------------------------------------------
+
+MAX_LINES = 400
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {name: n for name, path in all_modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"split these modules by job (at most {MAX_LINES} lines): {long}"
+
+
+# A branch on the syntax's name: the formats decide the family once (copygram.language.formats).
+SYNTAX_BRANCH = ("syntax ==", "syntax !=", "== SEARCH_REPLACE", "!= SEARCH_REPLACE",
+                 "reader is None")
+FORMATS = ("copygram.language.formats",)
+
+
+def syntax_branches(source: str) -> list[str]:
+    return [line.strip() for line in source.splitlines()
+            if any(branch in line for branch in SYNTAX_BRANCH)]
+
+
+def test_no_module_but_the_formats_branches_on_the_syntax() -> None:
+    found = {name: branches for name, path in all_modules().items()
+             if name not in FORMATS and (branches := syntax_branches(path.read_text("utf-8")))}
+    assert not found, f"ask the format (copygram.language.formats) instead: {found}"
+
+
+def option_lists(source: str, names: set[str], least: int) -> list[int]:
+    """The lines where one expression or class names ``least`` or more of ``names`` (as keyword
+    arguments, string constants, attributes or fields): a list of the options written out."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef):
+            named = {n.target.id for n in node.body
+                     if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+            named |= {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+        elif isinstance(node, ast.Call | ast.Dict | ast.Tuple | ast.List | ast.Set):
+            named = {k.arg for k in getattr(node, "keywords", ()) if k.arg}
+            named |= {c.value for c in ast.walk(node)
+                      if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            named |= {a.attr for a in ast.walk(node) if isinstance(a, ast.Attribute)}
+        else:
+            continue
+        if len(named & names) >= least:
+            found.append(node.lineno)
+    return found
+
+
+def test_the_option_names_are_listed_once() -> None:
+    # SessionConfig's fields are the one list: a new option touches one place. Elsewhere a class
+    # or expression may name a few options (a format checks the ones it refuses), not half.
+    from copygram.config import SESSION_KEYS
+
+    names, least = set(SESSION_KEYS), len(SESSION_KEYS) // 2
+    found = {name: lines for name, path in all_modules().items()
+             if (lines := option_lists(path.read_text("utf-8"), names, least))}
+    assert found == {"copygram.config.options": found.get("copygram.config.options")}, found
+    assert len(found["copygram.config.options"]) >= 1  # SessionConfig itself: the check sees it
+    assert option_lists("f(" + ", ".join(f"{n}=1" for n in SESSION_KEYS) + ")", names, least)

@@ -16,7 +16,9 @@ from copygram import catalog
 from copygram.config import (
     BACKEND_KEYS,
     CONFIG_KEYS,
+    ROUTE_KEYS,
     SESSION_KEYS,
+    TOP_KEYS,
     BackendConfig,
     Config,
     SessionConfig,
@@ -29,6 +31,13 @@ from copygram.session import EditSession
 
 class LoadCalled(AssertionError):
     pass
+
+
+def written(**keys: object) -> dict[str, object]:
+    """A config as a file writes ``keys``: the route keys in its ``route`` table."""
+    route = {key: value for key, value in keys.items() if key in ROUTE_KEYS}
+    top = {key: value for key, value in keys.items() if key not in ROUTE_KEYS}
+    return {**top, "route": route} if route else top
 
 
 @pytest.fixture
@@ -64,6 +73,7 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("draft_tokens", -1, "integer >= 0"),
     ("draft_tokens", 2.5, "integer >= 0"),
     ("draft_ngram", 0, "integer >= 1"),
+    ("draft_adaptive", "no", "true or false"),
     ("splice_forced", "false", "true or false"),
     ("splice_forced", 0, "true or false"),
     ("prompt_example", "no", "true or false"),
@@ -109,18 +119,20 @@ BAD_VALUES: list[tuple[str, object, str]] = [
 def test_every_bad_value_is_refused_before_the_model_loads(
         no_model: None, key: str, value: object, allowed: str) -> None:
     with pytest.raises(ConfigError) as err:
-        EditSession.from_config({key: value})
+        EditSession.from_config(written(**{key: value}))
     message = str(err.value)
     assert f"'{key}'" in message and repr(value) in message and allowed in message
     with pytest.raises(ConfigError, match=key):
-        parse_config({key: value})
+        parse_config(written(**{key: value}))
+    if key in SESSION_KEYS:  # a keyword of EditSession is checked alike
+        with pytest.raises(ConfigError, match=f"'{key}'"):
+            SessionConfig().replace(**{key: value})
 
 
 def test_copies_to_the_end_need_ordered_copies(no_model: None) -> None:
     with pytest.raises(ConfigError, match="copy_to_end needs ordered_copies"):
-        EditSession.from_config({"syntax": "lines", "copy_to_end": True,
-                                 "ordered_copies": False})
-    assert parse_config({"syntax": "lines", "copy_to_end": True}).session.copy_to_end
+        EditSession.from_config({"route": {"syntax": "lines", "copy_to_end": True, "ordered_copies": False}})
+    assert parse_config({"route": {"syntax": "lines", "copy_to_end": True}}).session.copy_to_end
 
 
 def test_dtype_is_for_transformers_only(no_model: None) -> None:
@@ -139,14 +151,61 @@ def test_unknown_keys_are_listed_with_the_valid_ones(no_model: None) -> None:
         EditSession.from_config({"temprature": 0.7, "colour": "red", "backend": "llamacpp"})
     message = str(err.value)
     assert "'colour'" in message and "'temprature' (did you mean 'temperature'?)" in message
-    for key in CONFIG_KEYS:
+    for key in TOP_KEYS:
         assert key in message
-    assert "mode" in CONFIG_KEYS  # "program", "rewrite" (docs/rewrite.md) or "auto"
+    assert "mode" in TOP_KEYS  # "program", "rewrite" (docs/rewrite.md) or "auto"
+    with pytest.raises(ConfigError) as err:
+        parse_config({"route": {"syntx": "lines"}})
+    assert "'syntx' (did you mean 'syntax'?) in [route]" in str(err.value)
+    for key in ROUTE_KEYS:
+        assert key in str(err.value)
 
 
 def test_keys_are_the_two_dataclasses() -> None:
     assert set(SESSION_KEYS) | set(BACKEND_KEYS) == set(CONFIG_KEYS)
     assert not set(SESSION_KEYS) & set(BACKEND_KEYS)
+    assert set(TOP_KEYS) | set(ROUTE_KEYS) == set(CONFIG_KEYS)
+    assert not set(TOP_KEYS) & set(ROUTE_KEYS)
+    # What a user sets, at the top level; the research routes in [route].
+    assert set(TOP_KEYS) == {"backend", "model", "device", "dtype", "n_ctx", "n_threads", "mode",
+                             "temperature", "top_p", "seed", "max_new_tokens", "on_damage"}
+
+
+def test_a_route_key_at_the_top_level_says_where_it_goes(no_model: None) -> None:
+    # An old flat config (before [route]) fails with what to write instead.
+    with pytest.raises(ConfigError) as err:
+        EditSession.from_config({"syntax": "lines"})
+    message = str(err.value)
+    assert "[route]" in message and 'syntax = "lines"' in message and "docs/config.md" in message
+    with pytest.raises(ConfigError, match="copy_to_end = true under it"):  # TOML's spelling
+        parse_config({"copy_to_end": True})
+    with pytest.raises(ConfigError, match="'mode' belongs at the top level"):
+        parse_config({"route": {"mode": "rewrite"}})
+    with pytest.raises(ConfigError, match="'route' = 3"):
+        parse_config({"route": 3})
+
+
+def test_options_change_once_and_resolve_their_defaults_again() -> None:
+    options = SessionConfig()
+    assert (options.syntax, options.search_scope, options.retry_unchanged) == (
+        "search_replace", "head", True)
+    # Left to their defaults, the syntax follows the engine and the scope the syntax.
+    tags = options.replace(engine="outlines")
+    assert (tags.syntax, tags.search_scope, tags.retry_unchanged) == ("lines", "lines", False)
+    assert tags.replace(engine="llguidance") == options
+    # A value given is kept (and checked against the others).
+    unit = options.replace(search_scope="unit")
+    assert unit.replace(temperature=0.5).search_scope == "unit"
+    with pytest.raises(ConfigError, match="search_scope acts on search/replace blocks"):
+        unit.replace(syntax="lines")
+    with pytest.raises(ConfigError, match="unknown option.*'temprature'.*did you mean"):
+        options.replace(temprature=0.5)
+    assert SessionConfig().replace(**unit.given()) == unit
+    # A config written out and read back changes the same way (to_dict writes what was set).
+    read_back = parse_config(Config(session=options).to_dict()).session
+    assert read_back.replace(engine="outlines") == tags
+    with pytest.raises(TypeError):
+        SessionConfig("program")  # type: ignore[call-arg]  # keywords only: fields may move
 
 
 def test_model_names_paths_and_hub_names() -> None:
@@ -210,11 +269,12 @@ def test_from_config_builds_the_session_from_the_parsed_config(
 
     monkeypatch.setattr(copygram.backends, "load", load)
     session = EditSession.from_config({
-        "temperature": 0.5, "top_p": 0.9, "seed": 7, "max_new_tokens": 99, "syntax": "compact",
-        "splice_forced": False, "draft_tokens": 0, "draft_ngram": 2, "n_ctx": 512,
-    })
+        "temperature": 0.5, "top_p": 0.9, "seed": 7, "max_new_tokens": 99, "n_ctx": 512,
+        "route": {"syntax": "compact", "splice_forced": False, "draft_tokens": 0,
+                  "draft_ngram": 2}})
     assert seen == [BackendConfig(n_ctx=512)]
-    assert (session.syntax, session.max_new_tokens, session.splice_forced) == ("compact", 99, False)
+    options = session.options
+    assert (options.syntax, options.max_new_tokens, options.splice_forced) == ("compact", 99, False)
     assert (session.sampling.temperature, session.sampling.top_p, session.sampling.seed) == (
         0.5, 0.9, 7)
     assert (session.draft.max_tokens, session.draft.max_ngram) == (0, 2)
@@ -232,9 +292,9 @@ def test_the_default_drafts_follow_the_mode(monkeypatch: pytest.MonkeyPatch) -> 
     assert program.derive(mode="rewrite").draft == rewrite.draft
     assert rewrite.derive(mode="program").draft == program.draft
     # A value given is kept, in either mode and through derive.
-    given = EditSession.from_config({"mode": "rewrite", "draft_tokens": 8})
+    given = EditSession.from_config({"mode": "rewrite", "route": {"draft_tokens": 8}})
     assert given.draft.max_tokens == 8 == given.derive(mode="program").draft.max_tokens
-    ngram = EditSession.from_config({"mode": "rewrite", "draft_ngram": 2})
+    ngram = EditSession.from_config({"mode": "rewrite", "route": {"draft_ngram": 2}})
     assert (ngram.draft.max_tokens, ngram.draft.max_ngram) == (64, 2)
 
 
@@ -244,11 +304,13 @@ def test_the_default_drafts_follow_the_mode(monkeypatch: pytest.MonkeyPatch) -> 
 def test_toml_and_dict_give_the_same_config(tmp_path: Path) -> None:
     path = tmp_path / "copygram.toml"
     path.write_text('backend = "llamacpp"\nmodel = "default"\nn_ctx = 2048\nn_threads = 2\n'
-                    'engine = "llguidance"\nsyntax = "compact"\ntemperature = 0.0\n'
-                    "max_new_tokens = 2048\ndraft_tokens = 16\nprompt_example = false\n")
+                    "temperature = 0.0\nmax_new_tokens = 2048\n\n[route]\n"
+                    'engine = "llguidance"\nsyntax = "compact"\n'
+                    "draft_tokens = 16\nprompt_example = false\n")
     as_dict = {"backend": "llamacpp", "model": "default", "n_ctx": 2048, "n_threads": 2,
-               "engine": "llguidance", "syntax": "compact", "temperature": 0.0,
-               "max_new_tokens": 2048, "draft_tokens": 16, "prompt_example": False}
+               "temperature": 0.0, "max_new_tokens": 2048,
+               "route": {"engine": "llguidance", "syntax": "compact", "draft_tokens": 16,
+                         "prompt_example": False}}
     assert parse_config(path) == parse_config(str(path)) == parse_config(as_dict)
 
 
@@ -297,6 +359,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "splice_forced": st.booleans(),
     "draft_tokens": st.integers(0, 1000),
     "draft_ngram": st.integers(1, 10),
+    "draft_adaptive": st.booleans(),
     "prompt_example": st.booleans(),
     "ordered_copies": st.booleans(),
     "copy_to_end": st.booleans(),
@@ -351,13 +414,19 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
 
 
 def _toml(config: dict[str, object]) -> str:
-    """Flat TOML of strings, bools, ints and finite floats (JSON's spelling is TOML's here)."""
-    return "".join(f"{key} = {json.dumps(value)}\n" for key, value in config.items())
+    """TOML of strings, bools, ints and finite floats (JSON's spelling is TOML's here): the top
+    keys, then the route keys under [route]."""
+    def lines(keys: list[str]) -> str:
+        return "".join(f"{key} = {json.dumps(config[key])}\n" for key in keys)
+
+    route = [key for key in config if key in ROUTE_KEYS]
+    return (lines([key for key in config if key not in ROUTE_KEYS])
+            + ("[route]\n" + lines(route) if route else ""))
 
 
 @given(configs())
 def test_random_valid_configs_round_trip(config: dict[str, object]) -> None:
-    parsed = parse_config(config)
+    parsed = parse_config(written(**config))
     assert isinstance(parsed, Config)
     assert parse_config(parsed.to_dict()) == parsed
     for key, value in config.items():
@@ -385,3 +454,15 @@ def test_every_documented_route_is_a_config_of_its_own(route: Path) -> None:
     config = parse_config(route).session
     # search_replace_head.toml names program mode's default route (docs/routes/README.md).
     assert (config == parse_config({}).session) == (route.stem == "search_replace_head")
+
+
+def test_docs_tables_list_the_keys_where_they_go() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "config.md").read_text()
+
+    def keys(title: str) -> list[str]:
+        section = text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+        return [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")]
+
+    assert keys("Session keys") + keys("Backend keys") == [
+        key for key in (*SESSION_KEYS, *BACKEND_KEYS) if key in TOP_KEYS]
+    assert sorted(keys("Route keys")) == sorted(ROUTE_KEYS)

@@ -34,6 +34,7 @@ from copygram import (
     resolve,
 )
 from copygram.cli import main
+from copygram.config import Config, parse_config
 from copygram.testing import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +96,7 @@ def test_default_prints_a_unified_diff_and_leaves_the_file(
     assert " def f(x):\n" in out  # context line
     assert "copygram:" in err and "copied tokens" in err  # the summary goes to stderr
     assert doc.read_bytes() == DOCUMENT.encode()
-    assert scripted == [{}]  # no --config: the default config
+    assert scripted == [Config()]  # no --config: the default config
 
 
 def test_quiet_and_show_program(scripted: list[object], doc: Path,
@@ -125,7 +126,7 @@ def test_config_path_is_passed_on(scripted: list[object], doc: Path) -> None:
     config = doc.parent / "c.toml"
     config.write_text('backend = "llamacpp"\n')
     assert run_cli([str(doc), "-i", "x", "--config", str(config), "--quiet"]) == 0
-    assert scripted == [config]
+    assert scripted == [parse_config(config)]  # parsed once, by the command
 
 
 def _assert_untouched(doc: Path) -> None:
@@ -640,9 +641,7 @@ def test_a_kept_damaged_edit_is_not_written_without_force(
     monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def keep() -> EditSession:
-        session = _damaging_session()
-        session.on_damage = "keep"
-        return session
+        return _damaging_session().derive(on_damage="keep")
 
     use_session(monkeypatch, keep)
     assert run_cli([str(doc), "-i", "x", "--in-place", "--quiet"]) == 1

@@ -7,6 +7,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from copygram.errors import CopygramError, ProgramSyntaxError
+from copygram.language.block_render import render, render_heads
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
@@ -20,8 +21,6 @@ from copygram.language.search_replace import (
     merge_retyped,
     parse,
     parse_blocks,
-    render,
-    render_heads,
 )
 from copygram.language.types import LineRange
 from tests.strategies import head_edits, ordered_edits

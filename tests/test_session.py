@@ -6,6 +6,7 @@ import pytest
 
 import copygram
 from copygram import Copy, Gen, Program
+from copygram.bench.replay import replay
 from copygram.errors import ConfigError
 from copygram.session import EditSession
 from copygram.testing import ScriptedBackend
@@ -23,7 +24,7 @@ def test_bad_session_arguments() -> None:
     # Checked before any model loads: "false" as a string would otherwise read as true.
     for key in ("splice_forced", "prompt_example"):
         with pytest.raises(ConfigError, match=f"{key}.*true or false"):
-            EditSession.from_config({"backend": "llamacpp", key: "false"})
+            EditSession.from_config({"backend": "llamacpp", "route": {key: "false"}})
 
 
 
@@ -42,9 +43,9 @@ def test_edit_stream_and_replay_delegate_to_one_loop() -> None:
     events = list(session.stream(DOCUMENT, "x"))
     last = events[-1]
     assert isinstance(last, copygram.DoneEvent) and last.result.program == result.program
-    replay = session.replay(DOCUMENT, result.program, measure_plain=False)
-    assert replay.text == result.text and replay.plain is None
-    assert replay.copygram.program_tokens == result.stats.program_tokens
+    replayed = replay(session, DOCUMENT, result.program, measure_plain=False)
+    assert replayed.text == result.text and replayed.plain is None
+    assert replayed.copygram.program_tokens == result.stats.program_tokens
 
 
 def test_prepare_builds_once_what_the_first_edit_would(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,3 +72,14 @@ def test_prepare_builds_once_what_the_first_edit_would(monkeypatch: pytest.Monke
     EditSession(blocks, mode="program").prepare()  # head blocks, the default
     EditSession(blocks, mode="program").derive(mode="rewrite").derive(mode="program").prepare()
     assert built == [tags, blocks]
+
+
+def test_every_public_name_resolves() -> None:
+    # The package facade names what a user composes with: the session, its options and results,
+    # the events of both kinds of run, sampling and drafts, the backend protocol and load.
+    for name in copygram.__all__:
+        assert getattr(copygram, name) is not None, name
+    for name in ("Sampling", "DraftConfig", "RetractEvent", "TokenEvent", "SpanEvent",
+                 "CompletionDoneEvent", "Backend", "load", "SessionConfig", "parse_config"):
+        assert name in copygram.__all__
+    assert copygram.__version__[0].isdigit()

@@ -36,20 +36,52 @@ from copygram.language import (
 )
 
 if TYPE_CHECKING:
+    from copygram.backends import Backend, load
+    from copygram.config import Config, SessionConfig, parse_config
     from copygram.constraints import Constraint, compile_constraint
-    from copygram.decode.events import CopyEvent, DoneEvent, EditResult, GenTokenEvent, RedoEvent
+    from copygram.decode.completion import (
+        Completion,
+        CompletionDoneEvent,
+        CompletionEvent,
+        SpanEvent,
+        TokenEvent,
+    )
+    from copygram.decode.drafting import DraftConfig
+    from copygram.decode.events import (
+        CopyEvent,
+        DoneEvent,
+        EditResult,
+        Event,
+        GenTokenEvent,
+        RedoEvent,
+        RetractEvent,
+    )
+    from copygram.decode.sampling import Sampling
     from copygram.language.damage import Damage, find_damage
     from copygram.session import EditSession
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("copygram")
+    except PackageNotFoundError:  # a source tree on sys.path, not installed
+        return "0+unknown"
+
+
+__version__ = _version()
 
 _LAZY = {
     "EditSession": "copygram.session",
-    "EditResult": "copygram.decode.events",
-    "GenTokenEvent": "copygram.decode.events",
-    "CopyEvent": "copygram.decode.events",
-    "DoneEvent": "copygram.decode.events",
-    "RedoEvent": "copygram.decode.events",
+    **dict.fromkeys(("EditResult", "Event", "GenTokenEvent", "CopyEvent", "DoneEvent",
+                     "RedoEvent", "RetractEvent"), "copygram.decode.events"),
+    **dict.fromkeys(("Completion", "CompletionEvent", "CompletionDoneEvent", "SpanEvent",
+                     "TokenEvent"), "copygram.decode.completion"),
+    "Sampling": "copygram.decode.sampling",
+    "DraftConfig": "copygram.decode.drafting",
+    **dict.fromkeys(("SessionConfig", "Config", "parse_config"), "copygram.config"),
+    **dict.fromkeys(("Backend", "load"), "copygram.backends"),
     "Damage": "copygram.language.damage",
     "find_damage": "copygram.language.damage",
     "compile_constraint": "copygram.constraints",
@@ -68,7 +100,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Backend",
     "BackendError",
+    "Completion",
+    "CompletionDoneEvent",
+    "CompletionEvent",
+    "Config",
     "ConfigError",
     "Constraint",
     "ConstraintError",
@@ -79,8 +116,10 @@ __all__ = [
     "DamagedEditError",
     "DocumentError",
     "DoneEvent",
+    "DraftConfig",
     "EditResult",
     "EditSession",
+    "Event",
     "Gen",
     "GenTokenEvent",
     "GenerationError",
@@ -92,11 +131,18 @@ __all__ = [
     "ProgramSyntaxError",
     "RangeError",
     "RedoEvent",
+    "RetractEvent",
+    "Sampling",
+    "SessionConfig",
+    "SpanEvent",
+    "TokenEvent",
     "TokenId",
     "compile_constraint",
     "find_damage",
+    "load",
     "oracle",
     "parse",
+    "parse_config",
     "render",
     "resolve",
     "split_lines",

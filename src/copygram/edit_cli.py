@@ -12,6 +12,7 @@ Progress (generated vs copied tokens) goes to stderr.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import os
 import sys
@@ -25,7 +26,7 @@ from copygram.config import MODES
 from copygram.errors import ConfigError, DamagedEditError, GenerationError
 from copygram.io import read_document, writable_target, write_text_atomic
 from copygram.language.damage import language_for_path
-from copygram.language.search_replace import SEARCH_REPLACE
+from copygram.language.formats import get_format
 
 if TYPE_CHECKING:
     from copygram import EditResult, EditSession
@@ -125,11 +126,11 @@ def run(args: argparse.Namespace) -> int:
     if args.config and not args.config.is_file():
         raise ConfigError(f"--config {args.config}: no such file")
     write = _writer(args, document)
-    config: dict[str, object] | Path = args.config if args.config else {}
-    if args.mode is not None:
-        from copygram.config import read_config
+    from copygram.config import parse_config
 
-        config = {**read_config(config), "mode": args.mode}
+    config = parse_config(args.config if args.config else {})  # read and checked once
+    if args.mode is not None:
+        config = dataclasses.replace(config, session=config.session.replace(mode=args.mode))
     try:
         with _Progress(sys.stderr, not args.quiet) as progress:
             progress.status("loading the model")
@@ -180,7 +181,7 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
     elif not args.quiet:
         # Search/replace blocks copy what lies outside them implicitly: nothing is spliced.
         copies = (f"{stats.spliced_tokens} copied tokens in {stats.copy_ops} splices"
-                  if session.syntax != SEARCH_REPLACE else "the lines outside the blocks copied "
+                  if get_format(session.options.syntax).family == "tags" else "the lines outside the blocks copied "
                   "without a forward")
         if stats.unchanged_retries:
             copies += (f", {stats.unchanged_retries} block(s) that changed nothing written "
@@ -197,7 +198,7 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
 def _compare_plain(session: EditSession, result: EditResult) -> None:
     """Measure plain decoding of the same output after the same prompt (still cached): one
     forward per token, what generating the output without copygram costs."""
-    from copygram.decode.replay import plain_cost
+    from copygram.bench.replay import plain_cost
 
     output = result.raw if result.mode == "rewrite" else result.text
     plain = plain_cost(session.backend, output, result.stats.prompt_tokens)

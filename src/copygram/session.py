@@ -1,10 +1,10 @@
 """EditSession: the public facade of constrained Copy-as-Decode editing, on any backend.
 
-A session holds a backend (one model) and how to edit with it; each edit runs the decode loop of
-:mod:`copygram.decode.loop` (the constraint, the splices, the verified drafts) in program mode, or
-:mod:`copygram.decode.rewrite` (plain text, the document as its draft) in rewrite mode;
-:func:`copygram.decode.replay.replay` teacher-forces a given program through the program loop and
-:meth:`EditSession.complete` runs a chat completion (:mod:`copygram.decode.complete`).
+A session holds a backend (one model) and its options (one :class:`~copygram.config.SessionConfig`);
+each edit runs the decode loop of :mod:`copygram.decode.loop` (the constraint, the splices, the
+verified drafts) in program mode, or :mod:`copygram.decode.rewrite` (plain text, the document as
+its draft) in rewrite mode, and :meth:`EditSession.complete` runs a chat completion
+(:mod:`copygram.decode.complete`).
 """
 
 from __future__ import annotations
@@ -14,38 +14,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from copygram.config import (
-    AUTO_REWRITE_TOKENS,
     BACKEND_KEYS,
-    check_engine,
-    check_flag,
+    BackendConfig,
+    Config,
+    SessionConfig,
     check_int,
-    check_mode,
-    check_on_damage,
-    check_syntax_options,
-    check_tie_tolerance,
+    flat_keys,
     parse_config,
-    program_retry_unchanged,
-    program_search_scope,
-    program_syntax,
     read_config,
 )
 from copygram.decode.checked import checked
 from copygram.decode.complete import stream_completion
-from copygram.decode.completion import Completion, CompletionEvent
+from copygram.decode.completion import CompletionEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
-from copygram.decode.loop import EditPlan, prepare, stream_edit
+from copygram.decode.formats import prompt_builder
+from copygram.decode.loop import prepare, stream_edit
 from copygram.decode.modes import choose_mode
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
-from copygram.decode.prompt import PromptBuilder, default_prompt_builder
-from copygram.decode.replay import ReplayResult, replay, replay_rewrite
+from copygram.decode.prompt import PromptBuilder
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
+from copygram.decode.setup import EditSetup, draft_config, sampling
 from copygram.errors import ConfigError
 from copygram.language.damage import PROSE, guess_language
-from copygram.language.ops import Program
-from copygram.language.search_replace import SEARCH_REPLACE
 from copygram.language.targets import targets_definitions
 
 if TYPE_CHECKING:
@@ -60,124 +53,68 @@ class EditSession:
     for llguidance, cached per line count) and runs the decode loop.
     """
 
-    def __init__(
-        self,
-        backend: Backend,
-        *,
-        engine: str = "llguidance",
-        syntax: str | None = None,
-        sampling: Sampling | None = None,
-        prompt_builder: PromptBuilder | None = None,
-        max_new_tokens: int | None = None,
-        splice_forced: bool = True,
-        draft: DraftConfig | None = None,
-        ordered_copies: bool = True,
-        copy_to_end: bool = False,
-        verify_copies: bool = False,
-        merge_retyped: bool = False,
-        search_plan: bool = False,
-        search_scope: str | None = None,
-        retry_unchanged: bool | None = None,
-        tie_tolerance: float | None = None,
-        mode: str = "auto",
-        auto_rewrite_tokens: int = AUTO_REWRITE_TOKENS,
-        on_damage: str = "rewrite",
-    ) -> None:
-        # The checks of copygram.config, so that keywords and config files fail alike.
-        check_engine(engine)
-        # None: program mode's default, head blocks (search/replace blocks whose search part is a
-        # function's first line; docs/quality.md), or copy tags on the outlines engine.
-        syntax = program_syntax(syntax, engine)
-        search_scope = program_search_scope(search_scope, syntax)
-        # None: on for blocks (a block that changes nothing is written again from the model's
-        # most likely change; decode.unchanged), off for copy tags.
-        retry_unchanged = program_retry_unchanged(retry_unchanged, syntax)
-        # "rewrite": the model rewrites, the document drafts; "auto": per edit (decode.modes)
-        self.mode = check_mode(mode)
-        self.auto_rewrite_tokens = check_int("auto_rewrite_tokens", auto_rewrite_tokens,
-                                             minimum=0)
-        # An edit that would damage the file: redone in rewrite mode, refused or kept marked.
-        self.on_damage = check_on_damage(on_damage)
-        if max_new_tokens is not None:  # None: a budget derived from each document
-            check_int("max_new_tokens", max_new_tokens, minimum=1)
+    def __init__(self, backend: Backend, options: SessionConfig | None = None, /,
+                 **changes: object) -> None:
+        """``options``: how to edit (default: ``SessionConfig()``), with ``changes`` applied
+        (option names as keywords: ``EditSession(backend, mode="rewrite")``), checked once by
+        :meth:`SessionConfig.replace`: a bad value is a :class:`~copygram.errors.ConfigError`
+        that names the option."""
+        options = options if options is not None else SessionConfig()
+        self.options: SessionConfig = options.replace(**changes) if changes else options
         self.backend = backend
-        self.engine = engine
-        self.syntax = syntax
-        self.sampling = sampling or Sampling()
-        self.prompt_builder: PromptBuilder = prompt_builder or default_prompt_builder(
-            mode, syntax, search_plan=search_plan, search_scope=search_scope)
-        self.max_new_tokens = max_new_tokens
-        self.splice_forced = splice_forced
-        # None: the mode's default drafts, and a derived session in another mode gets its own.
-        self._draft = draft
-        self.draft = draft or DraftConfig.for_mode(self.mode)
-        # Copies in document order bound every program by the document (docs/constraints.md).
-        self.ordered_copies = check_flag("ordered_copies", ordered_copies)
-        # A program may end only after a copy of the last line (needs ordered copies).
-        self.copy_to_end = check_flag("copy_to_end", copy_to_end)
-        if copy_to_end and not ordered_copies:
-            raise ConfigError("copy_to_end needs ordered_copies=True (the end of the document "
-                              "is known only when copies keep its order)")
-        # A copy keeps only the lines the model, reading them, would have written itself.
-        self.verify_copies = check_flag("verify_copies", verify_copies)
-        # A block's replacement that types its run's neighbours again takes them into the run.
-        self.merge_retyped = check_flag("merge_retyped", merge_retyped)
-        # The program opens with the model's own "Plan:" line (its prompt asks for one).
-        self.search_plan = check_flag("search_plan", search_plan)
-        # How much a block's search part takes in; "head": one line, and the block replaces the
-        # function or paragraph it opens.
-        self.search_scope = search_scope
-        self.retry_unchanged = retry_unchanged
-        check_syntax_options(syntax, engine=engine, copy_to_end=copy_to_end,
-                             verify_copies=verify_copies, merge_retyped=merge_retyped,
-                             retry_unchanged=retry_unchanged,
-                             search_plan=search_plan, search_scope=search_scope,
-                             ordered_copies=ordered_copies)
-        # Greedy choices read from batched rows within this margin are re-decided with a
-        # one-token step (None: the backend's BatchProfile.step_tolerance).
-        self.tie_tolerance = check_tie_tolerance(tie_tolerance)
+        self._custom_prompt: PromptBuilder | None = None
+        self.prompt_builder: PromptBuilder = prompt_builder(self.options)
         self._token_bytes: list[bytes] | None = None
 
+    def with_prompt(self, builder: PromptBuilder) -> EditSession:
+        """This session sending ``builder``'s prompt instead of its mode's own (kept by
+        :meth:`derive` into a mode that sends the same kind of prompt: program and auto
+        sessions send a program prompt, rewrite sessions a rewrite prompt)."""
+        other = EditSession(self.backend, self.options)
+        other._custom_prompt = other.prompt_builder = builder
+        other._token_bytes = self._token_bytes
+        return other
+
     @classmethod
-    def from_config(cls, config: Mapping[str, object] | str | Path, *,
+    def from_config(cls, config: Mapping[str, object] | str | Path | Config, *,
                     backend: Backend | None = None) -> EditSession:
-        """A session from a flat dict or the path of a TOML file (every key: docs/config.md).
+        """A session from a config: a dict, the path of a TOML file (every key: docs/config.md)
+        or a :class:`~copygram.config.Config` already parsed.
 
         The config is read and checked once, by :func:`copygram.config.parse_config`: an unknown
         key or a bad value is a :class:`~copygram.errors.ConfigError` before any model loads.
         Then :func:`copygram.backends.load` loads the model: ~0.2 s on llama.cpp, ~15 s on
         Transformers; reuse the session. ``backend``: an already loaded model to edit with
-        instead (the config then must not name backend keys: they would not apply)."""
+        instead (the config then must not set backend keys: they would not apply)."""
         from copygram.backends import load
 
-        parsed = parse_config(config)
-        if backend is not None:
-            named = sorted(set(read_config(config)).intersection(BACKEND_KEYS))
-            if named:
-                raise ConfigError(f"this session shares a loaded model: backend keys "
-                                  f"{', '.join(named)} do not apply; leave them out")
-        c = parsed.session
-        sampling = Sampling(temperature=c.temperature, top_p=c.top_p, seed=c.seed)
-        # A built config holds the resolved names; resolving again only tells mypy so.
-        syntax = program_syntax(c.syntax, c.engine)
-        prompt_builder = default_prompt_builder(c.mode, syntax, with_example=c.prompt_example,
-                                                line_view=c.line_view,
-                                                search_scope=program_search_scope(
-                                                    c.search_scope, syntax),
-                                                search_plan=c.search_plan)
-        draft = (None if c.draft_tokens is None and c.draft_ngram == DraftConfig.max_ngram
-                 else DraftConfig(max_tokens=(DraftConfig.for_mode(c.mode).max_tokens
-                                              if c.draft_tokens is None else c.draft_tokens),
-                                  max_ngram=c.draft_ngram))
-        return cls(backend or load(parsed.backend), engine=c.engine, syntax=c.syntax,
-                   sampling=sampling,
-                   prompt_builder=prompt_builder, max_new_tokens=c.max_new_tokens,
-                   splice_forced=c.splice_forced, draft=draft, ordered_copies=c.ordered_copies,
-                   copy_to_end=c.copy_to_end, verify_copies=c.verify_copies,
-                   merge_retyped=c.merge_retyped, search_plan=c.search_plan,
-                   search_scope=c.search_scope, retry_unchanged=c.retry_unchanged,
-                   tie_tolerance=c.tie_tolerance, mode=c.mode,
-                   auto_rewrite_tokens=c.auto_rewrite_tokens, on_damage=c.on_damage)
+        if isinstance(config, Config):
+            parsed, default = config, BackendConfig()
+            named = [key for key in BACKEND_KEYS
+                     if getattr(config.backend, key) != getattr(default, key)]
+        else:
+            written = read_config(config)  # a file is read once
+            parsed = parse_config(written)
+            named = sorted(set(flat_keys(written)).intersection(BACKEND_KEYS))
+        if backend is not None and named:
+            raise ConfigError(f"this session shares a loaded model: backend keys "
+                              f"{', '.join(named)} do not apply; leave them out")
+        return cls(backend or load(parsed.backend), parsed.session)
+
+    @property
+    def mode(self) -> str:
+        """The session's mode: ``"auto"``, ``"program"`` or ``"rewrite"``."""
+        return self.options.mode
+
+    @property
+    def sampling(self) -> Sampling:
+        """The options' sampling (``temperature``, ``top_p``, ``seed``)."""
+        return sampling(self.options)
+
+    @property
+    def draft(self) -> DraftConfig:
+        """The drafts of this session's mode (:func:`~copygram.decode.setup.draft_config`)."""
+        return draft_config(self.options)
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -214,8 +151,9 @@ class EditSession:
         policy = SamplingPolicy(self.sampling)
         if mode == "rewrite":
             rewriter = self if self.mode == "rewrite" else self.derive(mode="rewrite")
-            events = stream_rewrite(rewriter.plan(), doc, instruction, policy, prediction)
-            return checked(events, document, on_damage=self.on_damage, language=language)
+            events = stream_rewrite(rewriter.setup(), doc, instruction, policy, prediction)
+            return checked(events, document, on_damage=self.options.on_damage,
+                           language=language)
         if prediction is not None:
             raise ConfigError("a prediction drafts a rewrite, and this session writes edit "
                               'programs: use mode="rewrite" (EditSession(..., mode="rewrite") '
@@ -223,10 +161,10 @@ class EditSession:
         rewrite = self.derive(mode="rewrite")
 
         def redo() -> Iterator[Event]:
-            return stream_rewrite(rewrite.plan(), doc, instruction, policy)
+            return stream_rewrite(rewrite.setup(), doc, instruction, policy)
 
-        return checked(stream_edit(self.plan(), doc, instruction, policy), document,
-                       on_damage=self.on_damage, language=language, instruction=instruction,
+        return checked(stream_edit(self.setup(), doc, instruction, policy), document,
+                       on_damage=self.options.on_damage, language=language, instruction=instruction,
                        redo=redo)
 
     def mode_for(self, document: str, instruction: str, prediction: str | None = None, *,
@@ -244,7 +182,7 @@ class EditSession:
         if language is None:
             language = guess_language(doc.text) or PROSE
         return choose_mode(self.mode, len(doc.tokens),
-                           auto_rewrite_tokens=self.auto_rewrite_tokens,
+                           auto_rewrite_tokens=self.options.auto_rewrite_tokens,
                            prediction=prediction is not None,
                            names_definitions=targets_definitions(doc.text, instruction, language))
 
@@ -282,49 +220,21 @@ class EditSession:
         if max_tokens is not None:
             check_int("max_tokens", max_tokens, minimum=1)
         stops = (stop,) if isinstance(stop, str) else tuple(stop)
-        return stream_completion(self.plan(), messages, SamplingPolicy(sampling or self.sampling),
+        return stream_completion(self.setup(), messages, SamplingPolicy(sampling or self.sampling),
                                  prediction=prediction, max_tokens=max_tokens, stop=stops)
 
-    def replay(self, document: str, program: Program, *, instruction: str = "",
-               measure_plain: bool = True) -> ReplayResult:
-        """Teacher-force ``program`` through the backend exactly as the decode loop would run it,
-        and, beside it, the plain cost of decoding ``resolve(program, document)`` token by token
-        after the same prompt. How a perfect span selector would run."""
-        if self.syntax == SEARCH_REPLACE:
-            raise ConfigError('replay teacher-forces copy tags; syntax "search_replace" has '
-                              'none: replay with syntax "lines" or "compact"')
-        return replay(self.plan(), document, program, instruction=instruction,
-                      measure_plain=measure_plain)
-
-    def replay_rewrite(self, document: str, output: str, *, instruction: str = "",
-                       prediction: str | None = None) -> Completion:
-        """Teacher-force ``output`` through rewrite mode's loop, drafting from ``prediction``
-        (default: ``document``): what the edit costs when the model writes exactly ``output``
-        (:func:`~copygram.decode.replay.replay_rewrite`; the prompt is this session's, so a
-        session in rewrite mode gives rewrite mode's)."""
-        return replay_rewrite(self.plan(), document, output, instruction=instruction,
-                              prediction=prediction)
-
-    def derive(self, *, mode: str | None = None, sampling: Sampling | None = None,
-               max_new_tokens: int | None = None) -> EditSession:
-        """A session over the same backend (the same model and KV cache) with every setting of
-        this one but those given: ``mode`` (the prompt follows the mode: this session's builder
-        in its own mode, the default one in the other), ``sampling``, ``max_new_tokens``.
-        Microseconds: the vocabulary's bytes are shared, not read again."""
-        mode = self.mode if mode is None else mode
+    def derive(self, **changes: object) -> EditSession:
+        """A session over the same backend (the same model and KV cache) with these options but
+        ``changes`` (option names as keywords: ``derive(mode="rewrite", temperature=0.7)``).
+        The prompt follows the mode: a builder given to this session is kept in a mode that
+        sends the same kind of prompt, the mode's own is built otherwise. Microseconds: the
+        vocabulary's bytes are shared, not read again."""
+        options = self.options.replace(**changes)
         # Program and auto sessions share one prompt (auto's programs are program mode's).
-        same_prompt = (mode == "rewrite") == (self.mode == "rewrite")
-        other = EditSession(
-            self.backend, engine=self.engine, syntax=self.syntax,
-            sampling=sampling or self.sampling,
-            prompt_builder=self.prompt_builder if same_prompt else None,
-            max_new_tokens=self.max_new_tokens if max_new_tokens is None else max_new_tokens,
-            splice_forced=self.splice_forced, draft=self._draft,
-            ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
-            verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
-            search_plan=self.search_plan, search_scope=self.search_scope,
-            retry_unchanged=self.retry_unchanged, tie_tolerance=self.tie_tolerance, mode=mode,
-            auto_rewrite_tokens=self.auto_rewrite_tokens, on_damage=self.on_damage)
+        same_prompt = (options.mode == "rewrite") == (self.mode == "rewrite")
+        other = EditSession(self.backend, options)
+        if same_prompt and self._custom_prompt is not None:
+            other._custom_prompt = other.prompt_builder = self._custom_prompt
         other._token_bytes = self._token_bytes
         return other
 
@@ -335,19 +245,13 @@ class EditSession:
         ``copygram serve`` calls it before it takes requests."""
         self.token_bytes()
         if self.mode != "rewrite":
-            prepare(self.plan())
+            prepare(self.setup())
 
-    def plan(self) -> EditPlan:
-        """What the decode loop needs from this session (read afresh for every edit)."""
-        return EditPlan(backend=self.backend, token_bytes=self.token_bytes(),
-                        prompt_builder=self.prompt_builder, engine=self.engine,
-                        syntax=self.syntax, max_new_tokens=self.max_new_tokens,
-                        splice_forced=self.splice_forced, draft=self.draft,
-                        ordered_copies=self.ordered_copies, copy_to_end=self.copy_to_end,
-                        verify_copies=self.verify_copies, merge_retyped=self.merge_retyped,
-                        search_plan=self.search_plan, search_scope=self.search_scope,
-                        retry_unchanged=self.retry_unchanged,
-                        tie_tolerance=self.tie_tolerance)
+    def setup(self) -> EditSetup:
+        """What a decode run needs from this session: the backend, the vocabulary's bytes, the
+        prompt builder and the options (:class:`~copygram.decode.setup.EditSetup`)."""
+        return EditSetup(backend=self.backend, token_bytes=self.token_bytes(),
+                         prompt_builder=self.prompt_builder, options=self.options)
 
     def token_bytes(self) -> list[bytes]:
         if self._token_bytes is None:
@@ -356,4 +260,4 @@ class EditSession:
 
 
 __all__ = ["CompletionEvent", "CopyEvent", "DoneEvent", "EditResult", "EditSession", "Event",
-           "GenTokenEvent", "ReplayResult", "TeacherPolicy"]
+           "GenTokenEvent", "TeacherPolicy"]

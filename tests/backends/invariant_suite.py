@@ -25,7 +25,6 @@ from hypothesis import strategies as st
 
 from copygram.backends.base import Backend
 from copygram.catalog import get_entry, model_status
-from copygram.decode.drafting import DraftConfig
 from copygram.session import EditSession
 from tests.decode.stepwise import stepwise_program
 from tests.decode.test_determinism_real import outcome
@@ -110,9 +109,9 @@ def test_program_mode_writes_the_step_by_step_program_exactly(backend: Backend,
     document, instruction = EDITS[edit]
     expected = outcome(lambda: stepwise_program(backend, document, instruction,
                                                 max_new_tokens=160))
-    for draft in (DraftConfig(max_tokens=0), None):
+    for draft_tokens in (0, None):
         session = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=160,
-                              draft=draft, mode="program")
+                              draft_tokens=draft_tokens, mode="program")
         got = outcome(functools.partial(program_text, session, document, instruction))
         if got.startswith("error: ") and expected.startswith("error: "):
             # The session's repeat guard may stop a looping model before the budget that ends

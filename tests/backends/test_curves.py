@@ -100,7 +100,7 @@ def test_bad_files_are_config_errors_that_say_how_to_write_one(tmp_path: Path) -
 
 def test_the_config_key_names_an_existing_file(tmp_path: Path) -> None:
     path = kernel_json(tmp_path / "kernel.json", ROWS)
-    config = parse_config({"backend": "transformers", "cost_curve": str(path)})
+    config = parse_config({"backend": "transformers", "route": {"cost_curve": str(path)}})
     assert config.backend.cost_curve == str(path)
     assert parse_config(config.to_dict()) == config
     assert BackendConfig().cost_curve is None

@@ -30,27 +30,27 @@ def test_batch_invariant_is_refused_where_it_cannot_hold(config: dict[str, objec
 
 def test_batch_invariant_is_auto_by_default_and_off_where_no_kernels_give_it() -> None:
     assert parse_config({}).backend.batch_invariant == "auto"
-    assert parse_config({"batch_invariant": True}).backend.batch_invariant is True
-    assert parse_config({"batch_invariant": False}).backend.batch_invariant is False
+    assert parse_config({"route": {"batch_invariant": True}}).backend.batch_invariant is True
+    assert parse_config({"route": {"batch_invariant": False}}).backend.batch_invariant is False
     assert parse_config({"device": "cuda"}).backend.batch_invariant is False
     assert parse_config({"backend": "transformers"}).backend.batch_invariant is False
 
 
 @pytest.mark.llamacpp
 def test_the_build_features_and_the_cost_curve_they_choose() -> None:
-    from copygram.backends import base, llamacpp
+    from copygram.backends import base, llamacpp_build
 
     info = ("CUDA : ARCHS = 890 | USE_GRAPHS = 1 | CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 0 | "
             "REPACK = 1 | ")
-    assert llamacpp.parse_system_info(info) == {"USE_GRAPHS", "SSE3", "AVX2", "REPACK"}
-    assert llamacpp.cpu_profiles(llamacpp.parse_system_info(info)) == (
+    assert llamacpp_build.parse_system_info(info) == {"USE_GRAPHS", "SSE3", "AVX2", "REPACK"}
+    assert llamacpp_build.cpu_profiles(llamacpp_build.parse_system_info(info)) == (
         base.LLAMACPP_CPU, base.LLAMACPP_CPU_INVARIANT)
-    wide = llamacpp.cpu_profiles(frozenset({"AVX2", "AVX512"}))
+    wide = llamacpp_build.cpu_profiles(frozenset({"AVX2", "AVX512"}))
     assert wide == (base.LLAMACPP_CPU_AVX512, base.LLAMACPP_CPU_AVX512_INVARIANT)
     # The wider build batches cheaper; only the invariant curve skips near-tie re-decision.
     assert wide[0].cost(128) < base.LLAMACPP_CPU.cost(128)
     assert wide[0].step_tolerance > 0 and wide[1].step_tolerance == 0
-    built = llamacpp.build_features()  # this build, as make bootstrap makes it
+    built = llamacpp_build.build_features()  # this build, as make bootstrap makes it
     assert "REPACK" in built and "LLAMAFILE" not in built
 
 
@@ -59,14 +59,14 @@ def test_a_build_with_llamafile_or_a_gpu_is_refused_before_the_model_loads(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import llama_cpp
 
-    from copygram.backends import llamacpp
+    from copygram.backends import llamacpp_build
 
     with pytest.raises(BackendError, match="device 'cpu'"):
-        llamacpp._check_invariance_build(offloads=True)
+        llamacpp_build.check_invariance_build(offloads=True)
     monkeypatch.setattr(llama_cpp, "llama_print_system_info",
                         lambda: b"CPU : AVX2 = 1 | LLAMAFILE = 1 | REPACK = 1 | ")
     with pytest.raises(BackendError, match="GGML_LLAMAFILE=OFF"):
-        llamacpp._check_invariance_build(offloads=False)
+        llamacpp_build.check_invariance_build(offloads=False)
 
 
 def _run(code_or_args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
@@ -109,7 +109,7 @@ def test_the_load_probe_refuses_a_process_whose_kernels_are_not_invariant() -> N
 
 _AUTO_LOAD = ("import sys\n"
               "from copygram.backends import load\n"
-              "from copygram.backends.llamacpp import build_features, cpu_profiles\n"
+              "from copygram.backends.llamacpp_build import build_features, cpu_profiles\n"
               "b = load({'model': sys.argv[1], 'n_ctx': 512})\n"
               "default, invariant = cpu_profiles(build_features())\n"
               "profile = {default: 'default', invariant: 'repacked'}\n"

@@ -204,7 +204,7 @@ def test_load_default_llamacpp() -> None:
 def test_default_n_ctx_without_a_readable_header(monkeypatch: pytest.MonkeyPatch) -> None:
     # A header this reader cannot parse: the loader asks the loaded model, and the default is
     # still the trained context, not the 4096 it loaded with first.
-    import copygram.backends.llamacpp as adapter
+    import copygram.backends.llamacpp_build as adapter
 
     _default_model()
     monkeypatch.setattr(adapter, "gguf_context_length", lambda path: None)

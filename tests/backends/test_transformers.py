@@ -82,7 +82,7 @@ def test_truncate_to_zero_starts_a_fresh_cache(backend: object) -> None:
 def test_small_batch_matmul_computes_what_linear_does(bias: bool, min_rows: int) -> None:
     import torch
 
-    from copygram.backends.transformers import SMALL_BATCH_ROWS, use_small_batch_matmul
+    from copygram.backends.torch_kernels import SMALL_BATCH_ROWS, use_small_batch_matmul
 
     torch.manual_seed(0)
     reference = torch.nn.Sequential(torch.nn.Linear(24, 40, bias=bias), torch.nn.ReLU(),
@@ -103,7 +103,8 @@ def test_small_batch_matmul_computes_what_linear_does(bias: bool, min_rows: int)
 
 def test_the_cpu_picks_the_routing_and_its_cost_curve(backend: object) -> None:
     from copygram.backends.base import TRANSFORMERS_CPU, TRANSFORMERS_CPU_FEW_ROWS_LINEAR
-    from copygram.backends.transformers import TransformersBackend, cpu_routing
+    from copygram.backends.torch_kernels import cpu_routing
+    from copygram.backends.transformers import TransformersBackend
     from copygram.host import cpu_info
 
     assert cpu_routing("GenuineIntel") == (5, TRANSFORMERS_CPU_FEW_ROWS_LINEAR)

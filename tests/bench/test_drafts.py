@@ -32,10 +32,10 @@ def test_the_replay_makes_the_forwards_rewrite_mode_makes(pair: tuple[str, str])
     backend = ScriptedBackend(reply=after)
     session = EditSession(backend, on_damage="keep", mode="rewrite")
     stats = session.edit(before, "x").stats
-    plan = session.plan()
-    prompt = prompt_ids(plan, before, "x")
+    setup = session.setup()
+    prompt = prompt_ids(setup, before, "x")
     output = [*backend.tokenize(after), EOS]
-    replayed = replay_drafts(prediction_source(plan, before, prompt), output,
+    replayed = replay_drafts(prediction_source(setup, before, prompt), output,
                              backend.batch_profile, budget)
     # The stats count the forwards after the prompt's, as the replay does.
     assert replayed.forwards == stats.forwards

@@ -26,6 +26,7 @@ from copygram.bench.e2e import (
     write_plots,
 )
 from copygram.bench.kernel import bound_terms, curve_at
+from copygram.bench.replay import replay_rewrite
 from copygram.ceiling import ceiling
 from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, DocumentError
@@ -170,7 +171,7 @@ def test_one_jsonl_reader_for_the_benchmarks_and_the_ceiling(tmp_path: Path) -> 
 def test_rewrite_replay_is_the_output_through_rewrite_modes_loop() -> None:
     backend = ScriptedBackend(BEFORE, oracle(BEFORE, AFTER))
     session = EditSession(backend, mode="rewrite")
-    done = session.replay_rewrite(BEFORE, AFTER, instruction="shout line 7")
+    done = replay_rewrite(session, BEFORE, AFTER, instruction="shout line 7")
     assert done.text == AFTER and done.stop_reason == "eos"
     assert list(done.token_ids) == backend.tokenize(AFTER)
     stats = done.stats
@@ -178,10 +179,10 @@ def test_rewrite_replay_is_the_output_through_rewrite_modes_loop() -> None:
                                                        special=True))
     # A prediction unrelated to the output drafts nothing: only the output's repeats of
     # itself do (its lines share most of their words), in more forwards.
-    unrelated = session.replay_rewrite(BEFORE, AFTER, prediction="zzzz\n" * 50)
+    unrelated = replay_rewrite(session, BEFORE, AFTER, prediction="zzzz\n" * 50)
     assert unrelated.text == AFTER and unrelated.stats.forwards > stats.forwards
     assert unrelated.stats.drafted_tokens < stats.drafted_tokens
-    assert session.replay_rewrite(BEFORE, "").token_ids == ()
+    assert replay_rewrite(session, BEFORE, "").token_ids == ()
     with pytest.raises(DocumentError, match="the prompt and the output"):
-        EditSession(ScriptedBackend(BEFORE, context_length=400),
-                    mode="rewrite").replay_rewrite(BEFORE, AFTER)
+        replay_rewrite(EditSession(ScriptedBackend(BEFORE, context_length=400), mode="rewrite"),
+                       BEFORE, AFTER)

@@ -58,7 +58,8 @@ def run_with_routes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_each_config_is_a_program_route_on_the_shared_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pooled = run_with_routes(tmp_path, monkeypatch, {
-        "unordered": 'syntax = "lines"\nordered_copies = false\n', "compact": 'syntax = "compact"\n'})
+        "unordered": '[route]\nsyntax = "lines"\nordered_copies = false\n',
+        "compact": '[route]\nsyntax = "compact"\n'})
     routes = pooled["quixbugs_python"]
     assert list(routes) == ["program", "program:unordered", "program:compact", "copy_unchanged"]
     # The scripted model writes the fix in the paper's syntax: the compact route cannot follow it.

@@ -17,7 +17,8 @@ from copygram.constraints.search_replace import (
     line_except,
     search_replace_constraint,
 )
-from copygram.errors import ConstraintError, CopygramError, ProgramSyntaxError
+from copygram.errors import CopygramError, ProgramSyntaxError
+from copygram.language.block_render import render, render_heads
 from copygram.language.lines import split_lines
 from copygram.language.ops import Program
 from copygram.language.resolve import resolve
@@ -27,24 +28,17 @@ from copygram.language.search_replace import (
     DIVIDER,
     Block,
     parse,
-    render,
-    render_heads,
 )
 from tests.decode.real_models import real_backend
 from tests.strategies import head_edits, ordered_edits
+from tests.test_formats import accepted
 
 DOC = "def f(x):\n    y = x\n    return y + 1\n\n\ndef g():\n    return 2\n"
 
 
 def accepts(document: str, text: str, plan: bool = False, heads: bool = False) -> bool:
     """Whether the constraint (byte vocabulary) takes every byte of ``text`` and may end."""
-    constraint = search_replace_constraint(split_lines(document), "byte", plan, heads)
-    try:
-        for byte in text.encode("utf-8"):
-            constraint.consume(byte)
-    except ConstraintError:
-        return False
-    return constraint.done
+    return accepted(search_replace_constraint(split_lines(document), "byte", plan, heads), text)
 
 
 def parses(document: str, text: str, heads: bool = False) -> bool:

@@ -8,9 +8,10 @@ import numpy as np
 
 from copygram.backends.base import Backend
 from copygram.constraints import compile_constraint
-from copygram.decode.loop import EditPlan, prompt_ids
+from copygram.decode.loop import prompt_ids
 from copygram.decode.prompt import DefaultPromptBuilder
 from copygram.decode.sampling import masked_argmax, top2_margin
+from copygram.decode.setup import EditSetup
 from copygram.errors import GenerationError
 from copygram.language.lines import split_lines
 
@@ -21,9 +22,9 @@ def stepwise_program(backend: Backend, document: str, instruction: str, *,
     """The program text greedy decoding writes; a :class:`GenerationError` with the partial
     program after ``max_new_tokens`` program tokens. ``margins`` gets, for every choice, the
     length of the program text before it and the top-2 margin of the allowed logits."""
-    plan = EditPlan(backend=backend, token_bytes=backend.token_bytes(),
-                    prompt_builder=DefaultPromptBuilder())
-    prompt = prompt_ids(plan, document, instruction)
+    setup = EditSetup(backend=backend, token_bytes=backend.token_bytes(),
+                      prompt_builder=DefaultPromptBuilder())
+    prompt = prompt_ids(setup, document, instruction)
     lines = split_lines(document)
     constraint = compile_constraint(lines, backend, ordered=ordered)
     backend.truncate(0)

@@ -28,7 +28,7 @@ FOUR_AVERAGES = "".join(
 def session(program: str, rewrite: str | None, **options: object) -> EditSession:
     replies = ((REWRITE_SYSTEM, rewrite),) if rewrite is not None else ()
     backend = PromptedBackend(STATS, replies=(*replies, ("", program)))
-    return EditSession(backend, **{"mode": "program", **options})  # type: ignore[arg-type]
+    return EditSession(backend, **{"mode": "program", **options})
 
 
 def test_the_rename_that_duplicated_a_name_is_redone_in_rewrite_mode() -> None:

@@ -1,4 +1,4 @@
-"""Verified copies (``verify_copies``, copygram.decode.copy_check and loop.splice_copy): a copy is
+"""Verified copies (``verify_copies``, copygram.decode.copy_check and verify.splice_copy): a copy is
 cut before the first line the model, reading it, would have written otherwise; a model that
 agrees with every copied line writes exactly what it writes without the check."""
 
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram import ConfigError, Copy, CopyEvent, EditSession, Gen, Program, resolve
+from copygram.bench.replay import replay
 from copygram.decode.copy_check import CHECKED_TOKENS, Check, copy_checks, first_disagreement
-from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import DoneEvent, Event, GenTokenEvent, RetractEvent
 from copygram.language.lines import split_lines
 from copygram.language.syntaxes import get_syntax, syntax_names
@@ -135,17 +135,18 @@ OVERSHOOT = Program([Copy(1, 2), Gen(" z = x + 2\n return z\n"), Copy(4, 6)])
 def reading_session(ways: Sequence[Program], intended: str, **kwargs: object) -> EditSession:
     backend = ReadingBackend(DOCUMENT, ways[0]).setup(ways, intended)
     return EditSession(backend, on_damage="keep",
-                       syntax="lines", **{"mode": "program", **kwargs})  # type: ignore[arg-type]
+                       syntax="lines", **{"mode": "program", **kwargs})
 
 
 @pytest.mark.parametrize("drafts", [0, 16])
 def test_a_copy_one_line_too_long_is_cut_where_the_model_disagrees(drafts: int) -> None:
     intended = resolve(FIXED, DOCUMENT)
-    draft = DraftConfig(max_tokens=drafts)
     # Unchecked, the model's overshoot keeps the line it rewrites: `y = x + 1` stays.
-    plain = reading_session([OVERSHOOT, FIXED], intended, draft=draft).edit(DOCUMENT, "x")
+    plain = reading_session([OVERSHOOT, FIXED], intended, draft_tokens=drafts).edit(DOCUMENT,
+                                                                                     "x")
     assert plain.program == OVERSHOOT and "y = x + 1" in plain.text
-    session = reading_session([OVERSHOOT, FIXED], intended, draft=draft, verify_copies=True)
+    session = reading_session([OVERSHOOT, FIXED], intended, draft_tokens=drafts,
+                              verify_copies=True)
     events: list[Event] = list(session.stream(DOCUMENT, "x"))
     done = events[-1]
     assert isinstance(done, DoneEvent)
@@ -184,7 +185,7 @@ def test_a_model_that_agrees_with_its_copies_writes_the_same_program(
     def edit(verify: bool) -> tuple[Program, str, int]:
         backend = ReadingBackend(document, program, syntax=syntax).setup([program], intended)
         session = EditSession(backend, on_damage="keep", syntax=syntax, ordered_copies=False,
-                              max_new_tokens=1 << 15, draft=DraftConfig(max_tokens=drafts),
+                              max_new_tokens=1 << 15, draft_tokens=drafts,
                               verify_copies=verify, mode="program")
         result = session.edit(document, "x")
         return result.program, result.text, result.stats.cut_copies
@@ -194,13 +195,13 @@ def test_a_model_that_agrees_with_its_copies_writes_the_same_program(
 
 def test_replay_never_cuts_the_teachers_copies() -> None:
     session = reading_session([OVERSHOOT, FIXED], resolve(FIXED, DOCUMENT), verify_copies=True)
-    replay = session.replay(DOCUMENT, OVERSHOOT, measure_plain=False)
-    assert replay.text == resolve(OVERSHOOT, DOCUMENT)
+    replayed = replay(session, DOCUMENT, OVERSHOOT, measure_plain=False)
+    assert replayed.text == resolve(OVERSHOOT, DOCUMENT)
 
 
 def test_verify_copies_is_a_config_key() -> None:
     from copygram.config import parse_config
 
-    assert parse_config({"syntax": "lines", "verify_copies": True}).session.verify_copies is True
+    assert parse_config({"route": {"syntax": "lines", "verify_copies": True}}).session.verify_copies is True
     with pytest.raises(ConfigError, match="verify_copies"):
-        parse_config({"verify_copies": "yes"})
+        parse_config({"route": {"verify_copies": "yes"}})

@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 
 from copygram.backends.base import Backend
-from copygram.decode.drafting import DraftConfig
 from copygram.errors import GenerationError
 from copygram.session import EditSession
 from tests.decode.real_models import MODELS, real_backend
@@ -76,7 +75,7 @@ def test_every_batch_shape_writes_the_step_by_step_program(backend: Backend, doc
                                                  max_new_tokens=MAX_NEW_TOKENS, margins=margins))
     # The copy tags the step-by-step reference writes (head blocks: the test below).
     plain = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=MAX_NEW_TOKENS,
-                        draft=DraftConfig(max_tokens=0), mode="program")
+                        draft_tokens=0, mode="program")
     drafted = EditSession(backend, on_damage="keep", syntax="lines", max_new_tokens=MAX_NEW_TOKENS,
                           mode="program")
     runs = {
@@ -128,13 +127,14 @@ def test_search_replace_blocks_do_not_depend_on_drafts_or_the_cache(backend: Bac
     session write the same blocks."""
     document, instruction = DOCS[doc]
 
-    def session(draft: DraftConfig | None = None) -> EditSession:
+    def session(draft_tokens: int | None = None) -> EditSession:
         return EditSession(backend, on_damage="keep", syntax="search_replace", search_scope=scope,
-                           max_new_tokens=MAX_NEW_TOKENS, draft=draft, mode="program")
+                           max_new_tokens=MAX_NEW_TOKENS, draft_tokens=draft_tokens,
+                           mode="program")
 
     drafted = session()
     runs = {
-        "no drafts": outcome(lambda: session(draft=DraftConfig(max_tokens=0))
+        "no drafts": outcome(lambda: session(draft_tokens=0)
                              .edit(document, instruction).program_text),
         "drafted": outcome(lambda: drafted.edit(document, instruction).program_text),
         "drafted, prompt cached": outcome(lambda: drafted.edit(document, instruction)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram import Gen, Program, render
-from copygram.decode.drafting import DraftConfig
+from copygram.bench.replay import replay
 from copygram.decode.events import DoneEvent, Event, GenTokenEvent, count_markup_forwards
 from copygram.language.lines import split_lines
 from copygram.language.syntaxes import get_syntax
@@ -43,7 +43,7 @@ def test_token_offsets_and_markup_forwards(data: st.DataObject, document: str, s
     backend = ScriptedBackend(document, program, syntax=syntax)
     session = EditSession(backend, on_damage="keep",
                           syntax=syntax, ordered_copies=False, max_new_tokens=1 << 15,
-                          draft=DraftConfig(max_tokens=draft_tokens, adaptive=False),
+                          draft_tokens=draft_tokens, draft_adaptive=False,
                           mode="program")
     events = list(session.stream(document, "x"))
     done = events[-1]
@@ -57,10 +57,10 @@ def test_token_offsets_and_markup_forwards(data: st.DataObject, document: str, s
     assert sum(e.drafted for e in tokens) == done.result.stats.drafted_tokens
     expected = markup_forwards_from_the_ops(events, syntax)
     assert count_markup_forwards(events, syntax) == expected
-    replay = session.replay(document, program, measure_plain=False)
+    replayed = replay(session, document, program, measure_plain=False)
     assert done.result.stats.markup_forwards == 0  # not counted in the loop
     # Replay counts them from its own events; teacher forcing writes the same tokens here.
-    assert replay.copygram.markup_forwards == expected
+    assert replayed.copygram.markup_forwards == expected
 
 
 def test_markup_forwards_of_a_known_program() -> None:
@@ -71,7 +71,7 @@ def test_markup_forwards_of_a_known_program() -> None:
     program = Program([Copy(1, 1), Gen("ab\n")])
     backend = ScriptedBackend("x\ny\n", program)
     session = EditSession(backend, on_damage="keep",
-                          syntax="lines", splice_forced=False, draft=DraftConfig(max_tokens=0),
+                          syntax="lines", splice_forced=False, draft_tokens=0,
                           mode="program")
     events = list(session.stream("x\ny\n", "x"))
     markup = len(render(program)) - len("ab\n")

@@ -21,7 +21,7 @@ from copygram import (
     render,
     resolve,
 )
-from copygram.decode.drafting import DraftConfig
+from copygram.bench.replay import replay
 from copygram.decode.prompt import program_in_context
 from copygram.language.lines import split_lines
 from copygram.language.syntaxes import escape_gen_text
@@ -33,25 +33,28 @@ DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\r\nend"
 PROGRAM = Program([Copy(1, 1), Gen("    return x + 2\n"), Copy(3, 6), Gen("# done\n"), Copy(2, 2)])
 
 
-FIXED = DraftConfig(adaptive=False)  # draft lengths independent of timings: reproducible counts
+FIXED: dict[str, object] = {"draft_adaptive": False}  # draft lengths independent of timings
+# (reproducible counts), as options
 
 
 def session_for(document: str, program: Program, **kwargs: object) -> EditSession:
-    kwargs.setdefault("draft", FIXED)
+    for key, value in FIXED.items():
+        kwargs.setdefault(key, value)
     kwargs.setdefault("ordered_copies", False)  # PROGRAM copies line 2 after line 6
     kwargs.setdefault("max_new_tokens", 1 << 15)  # random gens outgrow a derived budget
     kwargs.setdefault("mode", "program")
     return EditSession(ScriptedBackend(document, program), on_damage="keep",
-                       syntax="lines", **kwargs)  # type: ignore[arg-type]
+                       syntax="lines", **kwargs)
 
 
-NO_DRAFT = DraftConfig(max_tokens=0)
+NO_DRAFT: dict[str, object] = {"draft_tokens": 0}
 
 
-@pytest.mark.parametrize("draft", [NO_DRAFT, FIXED, DraftConfig()],
+@pytest.mark.parametrize("draft", [NO_DRAFT, FIXED, {"draft_adaptive": True}],
                          ids=["plain", "drafted", "adaptive"])
-def test_edit_emits_the_program_and_splices_exactly_the_copied_lines(draft: DraftConfig) -> None:
-    session = session_for(DOCUMENT, PROGRAM, draft=draft)
+def test_edit_emits_the_program_and_splices_exactly_the_copied_lines(
+        draft: dict[str, object]) -> None:
+    session = session_for(DOCUMENT, PROGRAM, **draft)
     result = session.edit(DOCUMENT, "fix it")
     assert result.program == PROGRAM
     assert result.text == resolve(PROGRAM, DOCUMENT)
@@ -76,15 +79,15 @@ def test_edit_emits_the_program_and_splices_exactly_the_copied_lines(draft: Draf
 
 
 def test_drafts_cut_forwards_without_changing_the_output() -> None:
-    plain = session_for(DOCUMENT, PROGRAM, draft=NO_DRAFT).edit(DOCUMENT, "x")
+    plain = session_for(DOCUMENT, PROGRAM, **NO_DRAFT).edit(DOCUMENT, "x")
     drafted = session_for(DOCUMENT, PROGRAM).edit(DOCUMENT, "x")
     assert drafted.program_text == plain.program_text
     assert drafted.stats.forwards < plain.stats.forwards
 
 
 def test_forced_markup_is_spliced_not_decoded() -> None:
-    with_forced = session_for(DOCUMENT, PROGRAM, draft=NO_DRAFT).edit(DOCUMENT, "x").stats
-    without = session_for(DOCUMENT, PROGRAM, splice_forced=False, draft=NO_DRAFT).edit(
+    with_forced = session_for(DOCUMENT, PROGRAM, **NO_DRAFT).edit(DOCUMENT, "x").stats
+    without = session_for(DOCUMENT, PROGRAM, splice_forced=False, **NO_DRAFT).edit(
         DOCUMENT, "x").stats
     assert with_forced.forced_tokens > 0 and without.forced_tokens == 0
     assert with_forced.forwards < without.forwards
@@ -113,12 +116,12 @@ def test_edit_and_replay_reproduce_any_program(data: st.DataObject, document: st
     assert isinstance(backend, ScriptedBackend)
     prompt_len = len(backend.calls[0].ids)
     assert backend.cached_ids[prompt_len:] == list(program_in_context(program, document).encode())
-    replay = session.replay(document, program)
-    assert replay.text == result.text
-    assert replay.copygram.forwards == result.stats.forwards
-    assert replay.copygram.drafted_tokens == result.stats.drafted_tokens
-    assert replay.plain is not None
-    assert replay.plain.forwards == len(result.text.encode())
+    replayed = replay(session, document, program)
+    assert replayed.text == result.text
+    assert replayed.copygram.forwards == result.stats.forwards
+    assert replayed.copygram.drafted_tokens == result.stats.drafted_tokens
+    assert replayed.plain is not None
+    assert replayed.plain.forwards == len(result.text.encode())
 
 
 def test_max_new_tokens_raises_with_the_partial_program() -> None:
@@ -152,16 +155,16 @@ def test_scripted_model_loses_track_when_fed_wrong_tokens() -> None:
 
 
 @pytest.mark.parametrize("draft", [NO_DRAFT, FIXED], ids=["plain", "drafted"])
-def test_compact_syntax_runs_the_same_loop(draft: DraftConfig) -> None:
+def test_compact_syntax_runs_the_same_loop(draft: dict[str, object]) -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM, syntax="compact")
     session = EditSession(backend, on_damage="keep",
-                          syntax="compact", draft=draft, ordered_copies=False, mode="program")
+                          syntax="compact", ordered_copies=False, mode="program", **draft)
     result = session.edit(DOCUMENT, "x")
     assert result.program == PROGRAM and result.program_text == render(PROGRAM, "compact")
     prompt_len = len(backend.calls[0].ids)
     assert backend.cached_ids[prompt_len:] == list(
         program_in_context(PROGRAM, DOCUMENT, "compact").encode())
-    lines_run = session_for(DOCUMENT, PROGRAM, draft=draft).edit(DOCUMENT, "x")
+    lines_run = session_for(DOCUMENT, PROGRAM, **draft).edit(DOCUMENT, "x")
     assert result.stats.program_tokens < lines_run.stats.program_tokens
 
 
@@ -185,11 +188,12 @@ def test_splicing_and_drafts_write_what_stepwise_decoding_writes(
     program = data.draw(programs(len(split_lines(document)))).normalized()
     runs = []
     for splice_forced, draft in ((False, NO_DRAFT), (True, NO_DRAFT), (True, FIXED),
-                                 (True, DraftConfig(adaptive=False, max_tokens=3))):
+                                 (True, {"draft_adaptive": False, "draft_tokens": 3})):
         backend = ScriptedBackend(document, program, syntax=syntax)
         session = EditSession(backend, on_damage="keep",
-                              syntax=syntax, splice_forced=splice_forced, draft=draft,
-                              ordered_copies=False, max_new_tokens=1 << 15, mode="program")
+                              syntax=syntax, splice_forced=splice_forced,
+                              ordered_copies=False, max_new_tokens=1 << 15, mode="program",
+                              **draft)
         result = session.edit(document, "x")
         prompt_len = len(backend.calls[0].ids)
         runs.append((result.program_text, result.stats.program_tokens,
@@ -219,24 +223,24 @@ def test_an_edit_tokenizes_the_document_once(document: str, times: int) -> None:
     # written verbatim).
     program = Program([Copy(1, 1), Gen("x\n")])
     backend = CountingBackend(document, program)
-    EditSession(backend, on_damage="keep", syntax="lines", draft=FIXED,
-                mode="program").edit(document, "x")
+    EditSession(backend, on_damage="keep", syntax="lines", mode="program",
+                **FIXED).edit(document, "x")
     escaped = escape_gen_text(document)
     assert sum(text in (document, escaped) for text in backend.tokenized) == times
 
 
 def test_copies_are_ordered_by_default_and_a_key_turns_it_off() -> None:
+    from copygram.bench.replay import is_ordered
     from copygram.config import parse_config
-    from copygram.decode.replay import is_ordered
 
     assert parse_config({}).session.ordered_copies is True
-    config = parse_config({"syntax": "lines", "ordered_copies": False})
+    config = parse_config({"route": {"syntax": "lines", "ordered_copies": False}})
     assert config.session.ordered_copies is False
     with pytest.raises(ConfigError):
-        parse_config({"ordered_copies": "no"})
+        parse_config({"route": {"ordered_copies": "no"}})
     # Blocks always keep the document's order: turning it off there is refused, not ignored.
     with pytest.raises(ConfigError, match='ordered_copies acts on copy tags.*syntax = "lines"'):
-        parse_config({"ordered_copies": False})
+        parse_config({"route": {"ordered_copies": False}})
     assert is_ordered(Program([Copy(1, 2), Gen("x"), Copy(4, 4)]))
     assert not is_ordered(Program([Copy(3, 4), Copy(1, 2)]))
     assert not is_ordered(Program([Copy(1, 2), Copy(2, 3)]))

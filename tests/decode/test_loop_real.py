@@ -14,7 +14,7 @@ import pytest
 import copygram
 from copygram import Program, parse, resolve
 from copygram.backends.base import Backend
-from copygram.decode.drafting import DraftConfig
+from copygram.bench.replay import replay
 from copygram.decode.loop import prompt_ids
 from copygram.decode.prompt import DefaultPromptBuilder
 from copygram.errors import BackendError
@@ -60,11 +60,11 @@ def run_edit(backend: Backend, doc: int, mode: str) -> tuple[EditResult, int]:
     if key not in _RESULTS:
         kwargs: dict[str, object] = {"max_new_tokens": MAX_NEW_TOKENS, "mode": "program"}
         if mode == "plain":
-            kwargs["draft"] = DraftConfig(max_tokens=0)
+            kwargs["draft_tokens"] = 0
         elif mode == "outlines":
             kwargs["engine"] = "outlines"
         session = EditSession(backend, on_damage="keep", syntax="lines",
-                              **kwargs)  # type: ignore[arg-type]
+                              **kwargs)
         try:
             _RESULTS[key] = (session.edit(*DOCS[doc]), backend.n_tokens)
         except Exception as exc:  # noqa: BLE001 - kept so that later tests do not rerun it
@@ -122,14 +122,13 @@ def test_replay_of_the_oracle_program_beats_plain_decoding(backend: Backend) -> 
     before = "".join(f"x{i} = f({i})\n" for i in range(8))
     after = before.replace("x4 = f(4)", "x4 = g(4)")
     program: Program = copygram.language.oracle(before, after)
-    replay = EditSession(backend, on_damage="keep", syntax="lines",
-                         mode="program").replay(before, program,
-                                                         instruction="Use g for x4.")
-    assert replay.text == after == resolve(program, before)
-    assert replay.plain is not None
-    assert replay.plain.forwards == replay.plain.output_tokens > 0
-    assert replay.copygram.forwards < replay.plain.forwards
-    assert replay.copygram.copy_ops == len(program.copies()) >= 2
+    session = EditSession(backend, on_damage="keep", syntax="lines", mode="program")
+    replayed = replay(session, before, program, instruction="Use g for x4.")
+    assert replayed.text == after == resolve(program, before)
+    assert replayed.plain is not None
+    assert replayed.plain.forwards == replayed.plain.output_tokens > 0
+    assert replayed.copygram.forwards < replayed.plain.forwards
+    assert replayed.copygram.copy_ops == len(program.copies()) >= 2
 
 
 @pytest.mark.llamacpp
@@ -147,12 +146,11 @@ def test_outlines_engine_on_llamacpp(backend: Backend, doc: int) -> None:
 @pytest.mark.llamacpp
 def test_config_can_leave_the_worked_example_out() -> None:
     try:
-        session = EditSession.from_config({"backend": "llamacpp", "syntax": "lines",
-                                           "on_damage": "keep", "prompt_example": False})
+        session = EditSession.from_config({"backend": "llamacpp", "on_damage": "keep", "route": {"syntax": "lines", "prompt_example": False}})
     except BackendError as exc:
         pytest.skip(str(exc))
     assert session.prompt_builder == DefaultPromptBuilder(with_example=False)
     full = EditSession(session.backend, on_damage="keep", syntax="lines", mode="program")
     document, instruction = DOCS[0]
-    shorter = len(prompt_ids(session.plan(), document, instruction))
-    assert shorter < len(prompt_ids(full.plan(), document, instruction)) - 100
+    shorter = len(prompt_ids(session.setup(), document, instruction))
+    assert shorter < len(prompt_ids(full.setup(), document, instruction)) - 100

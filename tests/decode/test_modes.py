@@ -11,7 +11,7 @@ from copygram import EditSession
 from copygram.config import AUTO_REWRITE_TOKENS, SessionConfig
 from copygram.decode.events import DoneEvent, RedoEvent
 from copygram.decode.modes import choose_mode
-from copygram.decode.prompt import REWRITE_SYSTEM
+from copygram.decode.prompt import REWRITE_SYSTEM, RewritePromptBuilder
 from copygram.errors import ConfigError
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
 from copygram.testing import PromptedBackend
@@ -77,7 +77,11 @@ def test_the_threshold_is_checked_and_travels_with_derived_sessions() -> None:
     with pytest.raises(ConfigError, match="auto_rewrite_tokens"):
         SessionConfig(auto_rewrite_tokens=1.5)  # type: ignore[arg-type]
     session = EditSession(backend(), mode="auto", auto_rewrite_tokens=7)
-    assert session.derive(mode="program").derive(mode="auto").auto_rewrite_tokens == 7
+    assert session.derive(mode="program").derive(mode="auto").options.auto_rewrite_tokens == 7
     # An auto session's programs use its own prompt, as program mode's do.
-    assert session.derive(mode="program").prompt_builder is session.prompt_builder
-    assert session.derive(mode="rewrite").prompt_builder is not session.prompt_builder
+    assert session.derive(mode="program").prompt_builder == session.prompt_builder
+    assert session.derive(mode="rewrite").prompt_builder != session.prompt_builder
+    custom = session.with_prompt(RewritePromptBuilder())
+    assert custom.derive(mode="program").prompt_builder is custom.prompt_builder
+    assert custom.derive(mode="rewrite").prompt_builder == RewritePromptBuilder()
+    assert custom.derive(mode="program", temperature=0.5).prompt_builder is custom.prompt_builder

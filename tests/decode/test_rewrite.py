@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 import copygram.backends
 from copygram import EditSession
 from copygram.bench.quality import rewrite_decode
+from copygram.bench.replay import replay_rewrite
+from copygram.config import parse_config
 from copygram.decode.completion import SpanEvent, TokenEvent
-from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import DoneEvent, EditResult
 from copygram.decode.prompt import DefaultPromptBuilder, RewritePromptBuilder
 from copygram.decode.rewrite import extract_document, rewrite_budget
@@ -84,8 +85,9 @@ def plain_greedy(reply: str, document: str, instruction: str = "x") -> list[int]
                          split_prompt=False)
 
 
-DRAFTS = [DraftConfig(), DraftConfig(max_tokens=0), DraftConfig(max_tokens=3, adaptive=False),
-          DraftConfig(max_tokens=40, max_ngram=1)]
+DRAFTS: list[dict[str, object]] = [  # as options
+    {"draft_tokens": 16}, {"draft_tokens": 0}, {"draft_tokens": 3, "draft_adaptive": False},
+    {"draft_tokens": 40, "draft_ngram": 1}]
 
 
 @settings(max_examples=60, deadline=None)
@@ -102,13 +104,13 @@ def test_rewrite_mode_writes_what_plain_greedy_decoding_writes(
     for _ in range(2):
         backend = (PatchyBatches(reply=reply, step_tolerance=1.0) if noisy
                    else ScriptedBackend(reply=reply))
-        session = EditSession(backend, on_damage="keep", mode="rewrite", draft=DRAFTS[draft])
+        session = EditSession(backend, on_damage="keep", mode="rewrite", **DRAFTS[draft])
         tokens, result = rewrite(session, before, prediction)
         assert tokens == expected
         assert result.raw == bytes(tokens).decode("utf-8", errors="replace")
         assert result.text == extract_document(result.raw, before)
         runs.append((tokens, [(call.kind, call.ids) for call in backend.calls]))
-        if kind == "reply" and DRAFTS[draft].max_tokens and len(expected) > 20 and not noisy:
+        if kind == "reply" and DRAFTS[draft]["draft_tokens"] and len(expected) > 20 and not noisy:
             assert result.stats.drafted_tokens > 0  # the drafts were used, not just refused
     assert runs[0] == runs[1]  # same input, same forwards, same output
 
@@ -138,7 +140,7 @@ def test_a_document_that_is_mostly_kept_is_mostly_drafted() -> None:
     assert stats.forwards < len(tokens) / 3  # a forward per token without drafts
     assert stats.decoded_tokens + stats.drafted_tokens == len(tokens)
     plain = EditSession(ScriptedBackend(reply=reply), on_damage="keep", mode="rewrite",
-                        draft=DraftConfig(max_tokens=0))
+                        draft_tokens=0)
     assert rewrite(plain, document)[1].stats.forwards == len(tokens)
 
 
@@ -189,7 +191,7 @@ def test_max_new_tokens_bounds_a_rewrite() -> None:
 def test_from_config_reads_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(copygram.backends, "load",
                         lambda config: ScriptedBackend(reply=EDITED))
-    session = EditSession.from_config({"mode": "rewrite", "draft_tokens": 8})
+    session = EditSession.from_config({"mode": "rewrite", "route": {"draft_tokens": 8}})
     assert session.mode == "rewrite" and isinstance(session.prompt_builder, RewritePromptBuilder)
     assert session.edit(DOCUMENT, "x").text == EDITED
     assert EditSession.from_config({}).mode == "auto"  # a program or a rewrite per edit
@@ -203,7 +205,8 @@ def test_the_command_edits_in_rewrite_mode(monkeypatch: pytest.MonkeyPatch, tmp_
                                                            on_damage="keep",
                                                            mode="rewrite"))
     assert run_cli([str(path), "-i", "Fix f.", "--mode", "rewrite", "--in-place"]) == 0
-    assert path.read_text() == EDITED and configs == [{"mode": "rewrite"}]
+    # The command parses the config once and hands the session the parsed one.
+    assert path.read_text() == EDITED and configs == [parse_config({"mode": "rewrite"})]
     err = capsys.readouterr().err
     assert "rewrite:" in err and "accepted prediction tokens" in err
 
@@ -224,7 +227,7 @@ def test_sampled_verification_keeps_the_model_s_distribution() -> None:
 def test_sampled_rewrites_are_reproducible_with_a_seed() -> None:
     def run(seed: int) -> str:
         session = EditSession(ScriptedBackend(reply=EDITED), on_damage="keep", mode="rewrite",
-                              sampling=Sampling(temperature=0.9, seed=seed))
+                              temperature=0.9, seed=seed)
         return session.edit(DOCUMENT, "x").raw
 
     assert run(5) == run(5)
@@ -251,10 +254,10 @@ def test_a_teacher_forced_rewrite_runs_the_loop_the_model_runs(
     assume(len(reply.encode()) < rewrite_budget(len(before.encode())))
     model = ScriptedBackend(reply=reply)
     _, result = rewrite(EditSession(model, on_damage="keep",
-                                    mode="rewrite", draft=DRAFTS[draft]), before)
+                                    mode="rewrite", **DRAFTS[draft]), before)
     other = ScriptedBackend(reply="something else entirely\n")
-    done = EditSession(other, on_damage="keep", mode="rewrite", draft=DRAFTS[draft]).replay_rewrite(
-        before, reply, instruction="x")
+    done = replay_rewrite(EditSession(other, on_damage="keep", mode="rewrite", **DRAFTS[draft]),
+                          before, reply, instruction="x")
     assert done.raw == result.raw == reply
     assert [(c.kind, c.ids) for c in other.calls] == [(c.kind, c.ids) for c in model.calls]
     stats = done.stats

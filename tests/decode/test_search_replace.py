@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given
 
 from copygram import ConfigError, DoneEvent, GenTokenEvent, Program
+from copygram.bench.replay import replay
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.prompt import SearchReplacePromptBuilder
 from copygram.errors import CopygramError
+from copygram.language.block_render import render
 from copygram.language.lines import split_lines
 from copygram.language.resolve import resolve
 from copygram.language.search_replace import (
@@ -22,7 +24,6 @@ from copygram.language.search_replace import (
     SEARCH_REPLACE,
     parse,
     parse_blocks,
-    render,
 )
 from copygram.session import EditSession
 from copygram.testing import ScriptedBackend
@@ -37,7 +38,7 @@ def session_writing(reply: str, **kwargs: object) -> EditSession:
     backend = ScriptedBackend(DOCUMENT, reply=reply)
     options = {"search_scope": "lines", "mode": "program", **kwargs}
     return EditSession(backend, on_damage="keep",
-                       syntax="search_replace", **options)  # type: ignore[arg-type]
+                       syntax="search_replace", **options)
 
 
 def test_the_blocks_the_model_writes_are_the_edit() -> None:
@@ -98,22 +99,22 @@ def test_options_for_copy_tags_are_refused(options: dict[str, object]) -> None:
 
 def test_replay_needs_a_tag_syntax() -> None:
     with pytest.raises(ConfigError, match="replay"):
-        session_writing(BLOCKS).replay(DOCUMENT, Program())
+        replay(session_writing(BLOCKS), DOCUMENT, Program())
 
 
 def test_the_config_takes_the_syntax() -> None:
     from copygram.config import parse_config
 
-    assert parse_config({"syntax": "search_replace"}).session.syntax == "search_replace"
+    assert parse_config({"route": {"syntax": "search_replace"}}).session.syntax == "search_replace"
     with pytest.raises(ConfigError, match="verify_copies"):
-        parse_config({"syntax": "search_replace", "verify_copies": True})
+        parse_config({"route": {"syntax": "search_replace", "verify_copies": True}})
 
 
 def test_a_replacement_is_drafted_from_its_search_lines_and_verified() -> None:
     # The replacement repeats its two search lines but for one character.
     blocks = (BLOCK_OPEN + "    y = x\n    return y + 1\n" + DIVIDER
               + "    y = x\n    return y - 1\n" + BLOCK_CLOSE)
-    plain = session_writing(blocks, draft=DraftConfig(max_tokens=0)).edit(DOCUMENT, "y - 1")
+    plain = session_writing(blocks, draft_tokens=0).edit(DOCUMENT, "y - 1")
     drafted = session_writing(blocks).edit(DOCUMENT, "y - 1")
     assert drafted.program_text == plain.program_text == blocks
     assert drafted.text == plain.text == DOCUMENT.replace("y + 1", "y - 1")
@@ -166,7 +167,7 @@ def test_a_long_search_run_is_drafted_from_the_document() -> None:
     # The whole function, searched and written again with one change.
     function = "def f(x):\n    y = x\n    return y + 1\n"
     blocks = BLOCK_OPEN + function + DIVIDER + function.replace("+", "-") + BLOCK_CLOSE
-    plain = session_writing(blocks, draft=DraftConfig(max_tokens=0)).edit(DOCUMENT, "y - 1")
+    plain = session_writing(blocks, draft_tokens=0).edit(DOCUMENT, "y - 1")
     drafted = session_writing(blocks).edit(DOCUMENT, "y - 1")
     assert drafted.program_text == plain.program_text == blocks
     # Search lines past the first are drafted (the rest of the run), not chosen line by line.
@@ -205,12 +206,11 @@ def test_merge_retyped_needs_blocks() -> None:
     from copygram.config import parse_config
 
     with pytest.raises(ConfigError, match="merge_retyped"):
-        parse_config({"syntax": "lines", "merge_retyped": True})
+        parse_config({"route": {"syntax": "lines", "merge_retyped": True}})
     with pytest.raises(ConfigError, match="merge_retyped"):
         EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep",
                     syntax="compact", merge_retyped=True, mode="program")
-    assert parse_config({"syntax": "search_replace",
-                         "merge_retyped": True}).session.merge_retyped
+    assert parse_config({"route": {"syntax": "search_replace", "merge_retyped": True}}).session.merge_retyped
 
 
 def test_search_plan_asks_for_a_plan_line_and_the_edit_is_the_blocks_after_it() -> None:
@@ -232,8 +232,8 @@ def test_search_plan_needs_blocks() -> None:
     from copygram.config import parse_config
 
     with pytest.raises(ConfigError, match="search_plan"):
-        parse_config({"syntax": "lines", "search_plan": True})
-    config = parse_config({"syntax": "search_replace", "search_plan": True})
+        parse_config({"route": {"syntax": "lines", "search_plan": True}})
+    config = parse_config({"route": {"syntax": "search_replace", "search_plan": True}})
     assert config.session.search_plan
 
 
@@ -241,7 +241,7 @@ def test_a_head_block_writes_the_unit_once_drafted_from_the_unit() -> None:
     # The model names f by its first line and writes f again, changed: the drafts are f's lines.
     function = "def f(x):\n    y = x\n    return y + 1\n"
     reply = BLOCK_OPEN + "def f(x):\n" + DIVIDER + function.replace("+", "-") + BLOCK_CLOSE
-    plain = session_writing(reply, search_scope="head", draft=DraftConfig(max_tokens=0))
+    plain = session_writing(reply, search_scope="head", draft_tokens=0)
     drafted = session_writing(reply, search_scope="head")
     assert "its first line, exactly as it is in the document" in drafted.prompt(DOCUMENT, "x")
     assert BLOCK_OPEN + "def perimeter(radius):\n" + DIVIDER in drafted.prompt(DOCUMENT, "x")
@@ -259,14 +259,15 @@ def test_the_head_scope_needs_blocks() -> None:
     from copygram.config import parse_config
 
     with pytest.raises(ConfigError, match="search_scope"):
-        parse_config({"syntax": "lines", "search_scope": "head"})
+        parse_config({"route": {"syntax": "lines", "search_scope": "head"}})
     with pytest.raises(ConfigError, match="search_scope"):
         EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep",
                     syntax="lines", search_scope="head", mode="program")
-    session = EditSession.from_config({"syntax": "search_replace", "search_scope": "head"},
-                                      backend=ScriptedBackend(DOCUMENT, reply=""))
-    assert session.search_scope == "head" and session.plan().search_scope == "head"
-    assert session.derive(mode="program").search_scope == "head"
+    session = EditSession.from_config(
+        {"route": {"syntax": "search_replace", "search_scope": "head"}},
+        backend=ScriptedBackend(DOCUMENT, reply=""))
+    assert session.options.search_scope == "head" and session.setup().heads
+    assert session.derive(mode="program").options.search_scope == "head"
 
 
 def test_program_mode_writes_head_blocks_by_default() -> None:
@@ -276,20 +277,20 @@ def test_program_mode_writes_head_blocks_by_default() -> None:
     function = "def f(x):\n    y = x\n    return y + 1\n"
     reply = BLOCK_OPEN + "def f(x):\n" + DIVIDER + function.replace("+", "-") + BLOCK_CLOSE
     session = EditSession(ScriptedBackend(DOCUMENT, reply=reply), mode="program")
-    assert (session.syntax, session.search_scope) == (SEARCH_REPLACE, "head")
-    assert session.derive(mode="rewrite").derive(mode="program").search_scope == "head"
+    assert (session.options.syntax, session.options.search_scope) == (SEARCH_REPLACE, "head")
+    assert session.derive(mode="rewrite").derive(mode="program").options.search_scope == "head"
     result = session.edit(DOCUMENT, "Return y - 1.")
     assert result.program_text == reply
     assert result.text == DOCUMENT.replace("y + 1", "y - 1")
     config = parse_config({}).session
     assert (config.syntax, config.search_scope) == (SEARCH_REPLACE, "head")
-    assert parse_config({"search_scope": "unit"}).session.search_scope == "unit"
-    # A written-out config reads back the same (to_dict writes the resolved names).
+    assert parse_config({"route": {"search_scope": "unit"}}).session.search_scope == "unit"
+    # A written-out config reads back the same (to_dict writes what was set).
     assert parse_config(parse_config({}).to_dict()).session == config
     # The outlines engine compiles one regex, which cannot hold blocks: copy tags there.
     tags = EditSession(ScriptedBackend(DOCUMENT, reply=""), on_damage="keep", engine="outlines",
                        mode="program")
-    assert (tags.syntax, tags.search_scope) == ("lines", "lines")
-    assert parse_config({"engine": "outlines"}).session.syntax == "lines"
+    assert (tags.options.syntax, tags.options.search_scope) == ("lines", "lines")
+    assert parse_config({"route": {"engine": "outlines"}}).session.syntax == "lines"
     with pytest.raises(ConfigError, match='engine "outlines" write copy tags: syntax = "lines"'):
-        parse_config({"engine": "outlines", "syntax": "search_replace"})
+        parse_config({"route": {"engine": "outlines", "syntax": "search_replace"}})

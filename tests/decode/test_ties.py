@@ -12,8 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram import Copy, EditSession, Gen, GenerationError, Program, render
-from copygram.decode.drafting import DraftConfig
-from copygram.decode.sampling import Sampling, top2_margin
+from copygram.decode.sampling import top2_margin
 from copygram.language.lines import split_lines
 from copygram.testing import EOS, ScriptedBackend
 from tests.strategies import programs, texts
@@ -48,9 +47,9 @@ class NoisyBatches(ScriptedBackend):
 
 
 CONFIGS: list[dict[str, object]] = [
-    {"splice_forced": False, "draft": DraftConfig(max_tokens=0)},
-    {"draft": DraftConfig(max_tokens=0)},
-    {"draft": DraftConfig(max_tokens=4, adaptive=False)},
+    {"splice_forced": False, "draft_tokens": 0},
+    {"draft_tokens": 0},
+    {"draft_tokens": 4, "draft_adaptive": False},
     {},  # the default: drafts sized by the backend's cost curve
 ]
 
@@ -79,7 +78,7 @@ def test_a_session_s_tie_tolerance_overrides_the_backend_s() -> None:
 def test_sampling_is_never_re_decided() -> None:
     backend = ScriptedBackend(DOCUMENT, PROGRAM, step_tolerance=50.0)
     sampled = EditSession(backend, on_damage="keep",
-                          syntax="lines", sampling=Sampling(temperature=0.5, seed=1),
+                          syntax="lines", temperature=0.5, seed=1,
                           mode="program")
     assert sampled.edit(DOCUMENT, "x").stats.tie_steps == 0
     greedy = EditSession(ScriptedBackend(DOCUMENT, PROGRAM, step_tolerance=50.0), on_damage="keep",
@@ -98,7 +97,7 @@ def test_any_batch_shapes_give_the_step_by_step_program(data: st.DataObject, doc
     for _ in range(2):
         backend = NoisyBatches(document, program, step_tolerance=1.0)
         result = EditSession(backend, on_damage="keep",
-                             syntax="lines", **kwargs).edit(document, "x")  # type: ignore[arg-type]
+                             syntax="lines", **kwargs).edit(document, "x")
         runs.append((result.program_text, [call.kind for call in backend.calls]))
     assert runs[0][0] == render(program)
     assert runs[0] == runs[1]  # same input, same forwards, same output

@@ -14,7 +14,6 @@ from copygram import ConfigError, DoneEvent, GenTokenEvent
 from copygram.config import parse_config
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import RetractEvent
-from copygram.decode.sampling import Sampling
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.language.lines import split_lines
 from copygram.language.search_replace import (
@@ -160,7 +159,7 @@ def test_a_block_that_changes_its_lines_is_kept() -> None:
 
 def _session(backend: ScriptedBackend, **options: object) -> EditSession:
     return EditSession(backend, on_damage="keep",
-                       **{"mode": "program", **options})  # type: ignore[arg-type]
+                       **{"mode": "program", **options})
 
 
 def test_an_unchanged_block_is_written_again_from_the_models_runner_up() -> None:
@@ -197,8 +196,7 @@ def test_the_retry_is_the_same_however_the_block_is_drafted(doubt: float,
     # Drafted (verified in batched forwards) or decoded a token a forward, the choice the retry
     # takes back and the program it ends with are the same.
     backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX, doubt=doubt)
-    draft = None if drafts else DraftConfig(max_tokens=0)
-    result = EditSession(backend, on_damage="keep", draft=draft,
+    result = EditSession(backend, on_damage="keep", draft_tokens=None if drafts else 0,
                          mode="program").edit(DOCUMENT, "Fix area.")
     assert result.program_text == FIX
     assert result.stats.unchanged_retries == 1
@@ -212,7 +210,7 @@ def test_a_sampled_block_is_kept_as_drawn() -> None:
     for seed in range(12):
         backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=FIX, doubt=9.99)
         session = EditSession(backend, on_damage="keep",
-                              sampling=Sampling(temperature=0.1, seed=seed), mode="program")
+                              temperature=0.1, seed=seed, mode="program")
         result = session.edit(DOCUMENT, "Fix area.")
         assert result.stats.unchanged_retries == 0
         drawn.append(result.program_text)
@@ -241,11 +239,11 @@ def test_a_rewound_block_drafter_drafts_as_a_fresh_one() -> None:
 
 def test_retry_unchanged_is_for_blocks() -> None:
     assert parse_config({}).session.retry_unchanged is True
-    assert parse_config({"syntax": "lines"}).session.retry_unchanged is False
+    assert parse_config({"route": {"syntax": "lines"}}).session.retry_unchanged is False
     with pytest.raises(ConfigError, match='retry_unchanged acts on search/replace blocks'):
-        parse_config({"syntax": "lines", "retry_unchanged": True})
+        parse_config({"route": {"syntax": "lines", "retry_unchanged": True}})
     with pytest.raises(ConfigError, match="retry_unchanged"):
         EditSession(ScriptedBackend(DOCUMENT), on_damage="keep",
                     syntax="lines", retry_unchanged=True, mode="program")
     with pytest.raises(ConfigError, match="true or false"):
-        parse_config({"retry_unchanged": "yes"})
+        parse_config({"route": {"retry_unchanged": "yes"}})

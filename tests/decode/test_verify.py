@@ -11,14 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram import Copy, Gen, Program, parse, render
+from copygram.config import SessionConfig
 from copygram.decode.document import EditDocument
-from copygram.decode.drafting import Draft, DraftConfig
+from copygram.decode.drafting import Draft, DraftSource
 from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
-from copygram.decode.loop import DraftSource, EditPlan, prompt_ids, run
+from copygram.decode.loop import prompt_ids, run
 from copygram.decode.policies import SamplingPolicy
 from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import DefaultPromptBuilder, program_in_context
 from copygram.decode.sampling import Sampling
+from copygram.decode.setup import EditSetup
 from copygram.language.lines import split_lines
 from copygram.language.types import LineRange
 from copygram.testing import ScriptedBackend
@@ -62,17 +64,17 @@ class ProgramAhead:
 def run_with(document: str, program: Program, source: DraftSource | None, *,
              splice_forced: bool = True) -> tuple[EditResult, list[Event], ScriptedBackend]:
     backend = ScriptedBackend(document, program)
-    plan = EditPlan(backend=backend, token_bytes=backend.token_bytes(),
-                    prompt_builder=DefaultPromptBuilder(), splice_forced=splice_forced,
-                    draft=DraftConfig(max_tokens=0), ordered_copies=False,
-                    max_new_tokens=RANDOM_PROGRAM_BUDGET)
+    options = SessionConfig(syntax="lines", splice_forced=splice_forced, draft_tokens=0,
+                            ordered_copies=False, max_new_tokens=RANDOM_PROGRAM_BUDGET)
+    setup = EditSetup(backend=backend, token_bytes=backend.token_bytes(),
+                      prompt_builder=DefaultPromptBuilder(), options=options)
     doc = EditDocument(document, backend.tokenize)
-    prompt = prompt_ids(plan, document, "x")
+    prompt = prompt_ids(setup, document, "x")
 
     def make(_doc: EditDocument, _reader: OpReader | None) -> DraftSource | None:
         return source
 
-    events = list(run(plan, doc, prompt, SamplingPolicy(Sampling()), make))
+    events = list(run(setup, doc, prompt, SamplingPolicy(Sampling()), make))
     done = events[-1]
     assert isinstance(done, DoneEvent)
     return done.result, events, backend

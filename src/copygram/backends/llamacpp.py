@@ -8,17 +8,7 @@ GGUF header before the KV cache is allocated), the threads (``_common.default_th
 Batches are filled through numpy views of one ``llama_batch`` allocated at load time, so building
 a 512-token batch costs microseconds, not a Python loop over ctypes fields.
 
-Batch invariance (``batch_invariant``, CPU only; ``"auto"`` by default): llama.cpp's batched rows
-can differ from one-token steps (by up to ~0.6 in a logit) because three kernels change with the
-batch shape: the tiled K-quant matmul taken from 8 rows up, llamafile's sgemm, and the repacked
-Q4_K weights, whose one-row gemv summed in another order than their 4-row gemm. ``make bootstrap``
-builds llama-cpp-python without llamafile and with a patch that makes the gemv sum as the gemm
-does (scripts/patches); with the tiled matmul off (``GGML_CPU_TILED_MM=0``) every row is then a
-one-token step's bit for bit, so drafted decoding needs no near-tie re-decision and equals plain
-greedy on every run, at the default kernels' cost. A load probe checks it; where it fails,
-``"auto"`` keeps the default kernels and ``True`` reloads without repacked weights (invariant,
-but a batched token costs up to ~2x more: 128 known tokens of Qwen2.5-Coder-1.5B on 2 cores, 76
-decode steps against 38) or fails.
+Batch invariance (``batch_invariant``): :mod:`~copygram.backends.llamacpp_build`.
 
 BOS: spans are spliced without BOS. The chat prompt carries the BOS as text only when the GGUF asks
 for one (``tokenizer.ggml.add_bos_token``) and the template did not write it; SmolLM2 asks for none.
@@ -30,9 +20,8 @@ import contextlib
 import ctypes
 import functools
 import os
-import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,27 +30,33 @@ import numpy.typing as npt
 
 from copygram.backends._common import (
     END_OF_TURN_TOKENS,
-    cap_context,
     check_context,
     check_ids,
     default_threads,
-    gguf_context_length,
     model_source,
     output_rows,
     truncate_target,
     with_bos,
 )
 from copygram.backends.base import (
-    LLAMACPP_CPU,
-    LLAMACPP_CPU_AVX512,
-    LLAMACPP_CPU_AVX512_INVARIANT,
-    LLAMACPP_CPU_INVARIANT,
     LLAMACPP_CPU_UNPACKED,
     LLAMACPP_GPU,
     BatchProfile,
     Logits,
 )
 from copygram.backends.curves import config_costs, with_costs
+from copygram.backends.llamacpp_build import (
+    PROBE_BATCH,
+    PROBE_PREFIX,
+    TILED_MATMUL_ENV,
+    build_features,
+    chat_formatter,
+    check_invariance_build,
+    cpu_profiles,
+    has_llamafile,
+    open_model,
+    rows_equal_steps,
+)
 from copygram.config import BackendConfig, BatchInvariance, Device
 from copygram.errors import BackendError, missing_dependency
 
@@ -75,83 +70,6 @@ if TYPE_CHECKING:
     import llguidance
 
 DEFAULT_N_BATCH = 512
-
-# ggml reads this once per process, at the first matmul that could take the tiled kernel.
-TILED_MATMUL_ENV = "GGML_CPU_TILED_MM"
-# Tokens of the invariance probe: a prefix, then 21 tokens (every path of the repacked kernels
-# and above the tiled kernel's threshold of 8 rows).
-_PROBE_TEXT = ("def add(x, y):\n    return x + y\n\n\ndef mul(x, y):\n    return x * y\n\n\n"
-               "print(add(1, 2), mul(3, 4))\n")
-_PROBE_PREFIX = 3
-_PROBE_BATCH = 21
-_model_params_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def _model_params(**fields: object) -> Iterator[None]:
-    """Loads inside this block get llama.cpp model params with ``fields`` set: llama-cpp-python
-    0.3.36's ``Llama`` has no argument for ``use_extra_bufts`` and reads the defaults from
-    ``llama_cpp.llama_cpp.llama_model_default_params`` at load time."""
-    module = llama_cpp.llama_cpp
-    with _model_params_lock:
-        original = module.llama_model_default_params
-
-        def with_fields() -> Any:
-            params = original()
-            for name, value in fields.items():
-                setattr(params, name, value)
-            return params
-
-        module.llama_model_default_params = with_fields
-        try:
-            yield
-        finally:
-            module.llama_model_default_params = original
-
-
-def parse_system_info(info: str) -> frozenset[str]:
-    """The features that ``llama_print_system_info`` reports as on: from ``"CPU : SSE3 = 1 |
-    AVX512 = 0 | REPACK = 1 |"``, ``{"SSE3", "REPACK"}`` (a backend's name precedes its first)."""
-    found = (part.split("=") for part in info.replace("|", "\n").splitlines())
-    return frozenset(name.split(":")[-1].strip() for name, *value in found
-                     if value and value[0].strip() == "1")
-
-
-def build_features() -> frozenset[str]:
-    """What this llama-cpp-python build compiled in (``AVX2``, ``AVX512``, ``LLAMAFILE``,
-    ``REPACK``, ...). O(1)."""
-    return parse_system_info(
-        bytes(llama_cpp.llama_print_system_info()).decode("utf-8", "replace"))
-
-
-def _has_llamafile() -> bool:
-    """Whether this build runs llamafile's sgemm, whose results change with the batch size."""
-    return "LLAMAFILE" in build_features()
-
-
-def cpu_profiles(features: frozenset[str]) -> tuple[BatchProfile, BatchProfile]:
-    """The CPU cost curve of a build with ``features``, for the default kernels and the invariant
-    ones: a build for an AVX-512 CPU batches ~1.4-1.7x cheaper (``LLAMACPP_CPU_AVX512``)."""
-    if "AVX512" in features:
-        return LLAMACPP_CPU_AVX512, LLAMACPP_CPU_AVX512_INVARIANT
-    return LLAMACPP_CPU, LLAMACPP_CPU_INVARIANT
-
-
-def _check_invariance_build(offloads: bool) -> None:
-    """Refuse ``batch_invariant`` where the build cannot give it, before the model loads (O(1))."""
-    if offloads:
-        raise BackendError(
-            "batch_invariant needs device 'cpu': this llama-cpp-python build offloads to a GPU, "
-            "whose kernels change with the batch size; set device = 'cpu' or batch_invariant = "
-            "false")
-    if _has_llamafile():
-        raise BackendError(
-            "batch_invariant needs llama-cpp-python built without llamafile's sgemm, whose "
-            "results change with the batch size; rebuild it with CMAKE_ARGS=\"-DGGML_LLAMAFILE=OFF\" "
-            "pip install --no-cache-dir --force-reinstall "
-            "llama-cpp-python==0.3.36 (make bootstrap builds it so), or set batch_invariant = "
-            "false")
-
 
 class LlamaCppBackend:
     """A llama.cpp model with one KV-cache sequence that copygram appends to and truncates.
@@ -187,12 +105,10 @@ class LlamaCppBackend:
         :func:`~copygram.backends._common.default_threads`; ``device``: ``"auto"`` offloads every
         layer when this llama-cpp-python build can, ``"cuda"`` requires that, ``"cpu"`` never.
 
-        ``batch_invariant`` (see the module docstring): ``True`` loads so that batched rows
-        equal one-token steps bit for bit, or fails with a :class:`BackendError`; ``"auto"`` does
-        so where it costs nothing (a CPU, a build without llamafile's sgemm, kernels that pass
-        the probe) and otherwise keeps the default kernels; ``False`` never asks. Checked at load
-        by a probe that splits 21 tokens two ways (two forwards of ~20 tokens: ~0.6 s for a 1.5B
-        model on 2 cores); :attr:`batch_invariant` says what the loaded model gives.
+        ``batch_invariant`` (:mod:`~copygram.backends.llamacpp_build`): ``True`` loads so that
+        batched rows equal one-token steps bit for bit, or fails; ``"auto"`` does so where it
+        costs nothing; ``False`` never asks. Checked at load by a probe (~0.6 s for a 1.5B model
+        on 2 cores); :attr:`batch_invariant` says what the loaded model gives.
 
         ``costs``: forward costs measured on this machine (:mod:`~copygram.backends.curves`),
         which :attr:`batch_profile` then gives in place of the built-in curve."""
@@ -210,46 +126,17 @@ class LlamaCppBackend:
         self.n_threads = threads
         offloads = gpu and device != "cpu"
         if batch_invariant is True:
-            _check_invariance_build(offloads)
+            check_invariance_build(offloads)
         asks = batch_invariant is True or (
-            batch_invariant == "auto" and not offloads and not _has_llamafile())
+            batch_invariant == "auto" and not offloads and not has_llamafile())
         if asks:
             # Read by ggml at the process's first tiled-eligible matmul; a value the user set
             # stays (the load probe refuses one that breaks invariance).
             os.environ.setdefault(TILED_MATMUL_ENV, "0")
 
-        def open_llama(context: int, repacked: bool) -> llama_cpp.Llama:
-            params = (contextlib.nullcontext() if repacked
-                      else _model_params(use_extra_bufts=False))
-            try:
-                with params:
-                    return llama_cpp.Llama(
-                        str(path),
-                        n_ctx=context,
-                        n_batch=n_batch,
-                        n_ubatch=n_batch,
-                        n_threads=threads,
-                        n_threads_batch=threads,
-                        n_gpu_layers=-1 if offloads else 0,
-                        logits_all=False,
-                        verbose=False,
-                    )
-            except (ValueError, RuntimeError) as exc:
-                raise BackendError(f"llama.cpp could not load {path}: {exc}") from exc
-
         def open_sized(repacked: bool) -> llama_cpp.Llama:
-            # The trained context comes from the GGUF header, before the KV cache is allocated:
-            # a huge n_ctx is capped before it costs memory.
-            trained = gguf_context_length(path)
-            context = cap_context(n_ctx, trained, path.name)
-            llm = open_llama(context, repacked)
-            if trained is None:  # a header this reader did not understand: ask the loaded model
-                capped = cap_context(n_ctx, int(llama_cpp.llama_model_n_ctx_train(llm.model)),
-                                     path.name)
-                if capped != context:
-                    llm.close()
-                    llm = open_llama(capped, repacked)
-            return llm
+            return open_model(path, n_ctx=n_ctx, n_batch=n_batch, threads=threads,
+                              offloads=offloads, repacked=repacked)
 
         self.model_path = path
         self._attach(open_sized(repacked=True))
@@ -259,12 +146,12 @@ class LlamaCppBackend:
         self._profile = with_costs(LLAMACPP_GPU if offloads else cpu_profile, self._costs)
         # What the bench records beside its figures: a forward's cost depends on the build.
         self.build = " ".join(sorted(features))
-        probe_fits = self._n_ctx >= _PROBE_PREFIX + _PROBE_BATCH
+        probe_fits = self._n_ctx >= PROBE_PREFIX + PROBE_BATCH
         if batch_invariant is True and not probe_fits:
             self.close()
             raise BackendError(
                 f"batch_invariant: n_ctx {self._n_ctx} is too small for the load probe "
-                f"({_PROBE_PREFIX + _PROBE_BATCH} tokens); raise n_ctx or set batch_invariant = "
+                f"({PROBE_PREFIX + PROBE_BATCH} tokens); raise n_ctx or set batch_invariant = "
                 f"\"auto\"")
         if not asks or not probe_fits:
             return
@@ -324,19 +211,7 @@ class LlamaCppBackend:
         self._profile = with_costs(profile, self._costs)
 
     def _rows_equal_steps(self) -> bool:
-        """Whether 21 tokens in one forward give, bit for bit, the logits of one step and then a
-        forward of 20; leaves the cache empty. 21 rows take every path of the repacked kernels
-        (16-row gemm, 4-row gemm, one-row gemv), and each of those positions takes another in
-        the second split. Cost: two forwards of ~20 tokens (~15 decode steps)."""
-        ids = self.tokenize(_PROBE_TEXT)[: _PROBE_PREFIX + _PROBE_BATCH]
-        prefix, batch = ids[:_PROBE_PREFIX], ids[_PROBE_PREFIX:]
-        self._eval(prefix, [])
-        whole = self._eval(batch, range(len(batch)))
-        self.truncate(len(prefix))
-        split = np.concatenate([self._eval(batch[:1], (0,)),
-                                self._eval(batch[1:], range(len(batch) - 1))])
-        self.truncate(0)
-        return bool(np.array_equal(whole, split))
+        return rows_equal_steps(self.tokenize, self._eval, self.truncate)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -459,17 +334,12 @@ class LlamaCppBackend:
 
     @functools.cached_property
     def _chat_formatter(self) -> tuple[Jinja2ChatFormatter, str]:
-        template = self._llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise BackendError(
-                f"{self.model_path.name} has no chat template in its GGUF metadata; "
-                "use an instruction-tuned (chat) model"
-            )
-        bos_id = int(llama_cpp.llama_vocab_bos(self._vocab))
-        bos = self._piece(bos_id, special=True).decode("utf-8", "replace") if bos_id >= 0 else ""
-        eos = self._piece(self.eos_token_id, special=True).decode("utf-8", "replace")
-        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos,
-                                   add_generation_prompt=True), bos
+        def text(token_id: int) -> str:
+            return self._piece(token_id, special=True).decode("utf-8", "replace")
+
+        return chat_formatter(self._llm.metadata.get("tokenizer.chat_template"),
+                              int(llama_cpp.llama_vocab_bos(self._vocab)), self.eos_token_id,
+                              text, self.model_path.name)
 
     # -- the cache -------------------------------------------------------------------------------
 
@@ -506,8 +376,7 @@ class LlamaCppBackend:
         return rows[0] if len(rows) == 1 else np.concatenate(rows)
 
     def splice(self, ids: Sequence[int]) -> Logits:
-        """Append ``ids`` (batched; chunked by ``n_batch``); logits after the last. Cost ~ one
-        forward over ``len(ids)`` tokens."""
+        """Append ``ids`` (chunked by ``n_batch``); logits after the last. ~One forward."""
         logits: Logits = self._eval(ids, [len(ids) - 1] if len(ids) else [])[0]
         return logits
 

@@ -233,10 +233,10 @@ def run(args: argparse.Namespace) -> int:
     config: dict[str, object] = {"backend": args.backend, "model": args.model,
                                  "n_ctx": args.n_ctx, "mode": "rewrite"}
     if args.cost_curve:
-        config["cost_curve"] = args.cost_curve
+        config["route"] = {"cost_curve": args.cost_curve}
     session = EditSession.from_config(config)
-    plan = session.plan()
-    backend = plan.backend
+    setup = session.setup()
+    backend = setup.backend
     profile = backend.batch_profile
     eos = min(backend.eos_token_ids)
     results: list[RowReplay] = []
@@ -245,11 +245,11 @@ def run(args: argparse.Namespace) -> int:
         if row is None:
             raise ConfigError(f"row {output.row_id} of --rows is not in {path}; pass the "
                               "--data folder that run used")
-        prompt = prompt_ids(plan, row.before, row.instruction)
+        prompt = prompt_ids(setup, row.before, row.instruction)
         # The end-of-text token closes the output as the model's last choice.
         tokens = [*backend.tokenize(output.text), eos] if output.text else [eos]
-        budget = edit_budget(plan, len(backend.tokenize(row.before)))
-        ours = replay_drafts(prediction_source(plan, row.before, prompt), tokens, profile,
+        budget = edit_budget(setup, len(backend.tokenize(row.before)))
+        ours = replay_drafts(prediction_source(setup, row.before, prompt), tokens, profile,
                              budget)
         peer = replay_drafts(PromptLookup(prompt, args.lookup_tokens), tokens, profile, budget)
         results.append(RowReplay(output.dataset, output.row_id, len(tokens), ours, peer))

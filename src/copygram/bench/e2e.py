@@ -2,7 +2,7 @@
 
 Per row, in one process and one backend, interleaved row by row:
 
-1. ``copygram``: ``EditSession(backend, syntax="lines").replay(before, oracle(before,
+1. ``copygram``: ``replay(EditSession(backend, syntax="lines"), before, oracle(before,
    after))``: the oracle program (copy tags) teacher-forced through the real decode loop
    (constraint, splices), after copygram's own prompt;
 2. ``full``: the baseline prompt (a chat prompt asking to rewrite the document) is prefilled
@@ -11,7 +11,7 @@ Per row, in one process and one backend, interleaved row by row:
    ``--k`` (the cache is cut back to the prompt between runs, so each prompt is prefilled once);
 4. ``rewrite_mode``: copygram's rewrite mode writing ``after`` after the same prompt (rewrite
    mode's prompt is the baseline's), the document as its draft
-   (:meth:`~copygram.session.EditSession.replay_rewrite`: its real loop, teacher-forced).
+   (:func:`~copygram.bench.replay.replay_rewrite`: its real loop, teacher-forced).
 
 Every ``wall_s`` is the generation phase only (prefill excluded). Speedups are over ``full``.
 ``--repeats R`` runs each row's round R times and keeps each approach's fastest run.
@@ -40,12 +40,13 @@ from copygram.bench.baselines import baseline_prompt, full_regeneration, prompt_
 from copygram.bench.data import EditRow, add_data_arguments, rows_from_args
 from copygram.bench.kernel import KernelCurve, bound_terms, forward_cost, load_kernel_curve
 from copygram.bench.plots import speedup_plots
+from copygram.bench.replay import replay, replay_rewrite
 from copygram.config import BackendConfig
 from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, CopygramError
 from copygram.language.ops import Program
 from copygram.language.oracle import CharCost, TokenCost, oracle
-from copygram.language.syntaxes import DEFAULT_SYNTAX
+from copygram.language.syntaxes import DEFAULT_TAGS
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -104,10 +105,10 @@ class RowResult:
 
 
 VARIANTS: dict[str, dict[str, object]] = {
-    # EditSession keyword arguments of each copygram variant beside the default one; "oracle"
-    # picks the program: "tokens" (TokenCost, the default's) or "chars" (CharCost).
-    "paper": {"splice_forced": False, "draft": "off", "oracle": "chars"},  # as the paper has it
-    "forced": {"draft": "off", "oracle": "chars"},  # + forced markup spliced
+    # The options of each copygram variant beside the default one; "oracle" picks the program:
+    # "tokens" (TokenCost, the default's) or "chars" (CharCost).
+    "paper": {"splice_forced": False, "draft_tokens": 0, "oracle": "chars"},  # the paper's
+    "forced": {"draft_tokens": 0, "oracle": "chars"},  # + forced markup spliced
     "drafts": {"oracle": "chars"},  # + speculative drafts, still the character oracle
     "compact": {"syntax": "compact"},  # everything, in the compact syntax
     "draft32": {"draft_tokens": 32},  # drafts may grow to 32 tokens, as lookup's k=32
@@ -121,26 +122,18 @@ def variant_name(variant: str) -> str:
 
 def make_sessions(backend: Backend, variants: Sequence[str]) -> dict[str, EditSession]:
     """The default copygram session and one per extra variant (see :data:`VARIANTS`)."""
-    from copygram.decode.drafting import DraftConfig
-    from copygram.decode.prompt import DefaultPromptBuilder
+    from copygram.config import SessionConfig
     from copygram.session import EditSession
 
     # The oracle writes copy tags, and replay teacher-forces them: every session writes the tag
     # syntax (unless a variant names another), not program mode's default, head blocks.
-    sessions = {COPYGRAM: EditSession(backend, syntax=DEFAULT_SYNTAX)}
+    sessions = {COPYGRAM: EditSession(backend, syntax=DEFAULT_TAGS)}
     for variant in variants:
         if variant not in VARIANTS:
             raise ConfigError(f"unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
-        kwargs = {"syntax": DEFAULT_SYNTAX,
-                  **{k: v for k, v in VARIANTS[variant].items() if k != "oracle"}}
-        if kwargs.get("draft") == "off":
-            kwargs["draft"] = DraftConfig(max_tokens=0)
-        if "draft_tokens" in kwargs:
-            kwargs["draft"] = DraftConfig(max_tokens=int(str(kwargs.pop("draft_tokens"))))
-        if "prompt_example" in kwargs:
-            kwargs["prompt_builder"] = DefaultPromptBuilder(
-                with_example=bool(kwargs.pop("prompt_example")))
-        sessions[variant_name(variant)] = EditSession(backend, **kwargs)  # type: ignore[arg-type]
+        options = {"syntax": DEFAULT_TAGS,
+                   **{k: v for k, v in VARIANTS[variant].items() if k != "oracle"}}
+        sessions[variant_name(variant)] = EditSession(backend, SessionConfig().replace(**options))
     return sessions
 
 
@@ -181,7 +174,8 @@ def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], 
     rewriter = next(iter(sessions.values())).derive(mode="rewrite")
 
     def rewrite_mode() -> RunStats:
-        return rewriter.replay_rewrite(row.before, row.after, instruction=row.instruction).stats
+        return replay_rewrite(rewriter, row.before, row.after,
+                              instruction=row.instruction).stats
 
     runners.append((REWRITE_MODE, rewrite_mode))
 
@@ -191,19 +185,19 @@ def run_row(backend: Backend, session: EditSession | Mapping[str, EditSession], 
 
     for attempt in range(repeats):
         for name, variant in sessions.items():
-            key = (oracle_kind(name), variant.syntax)
+            key = (oracle_kind(name), variant.options.syntax)
             if key not in programs:
-                cost = (TokenCost(backend.tokenize, variant.syntax) if key[0] == "tokens"
-                        else CharCost(variant.syntax))
+                cost = (TokenCost(backend.tokenize, key[1]) if key[0] == "tokens"
+                        else CharCost(key[1]))
                 programs[key] = oracle(row.before, row.after, cost=cost)
             try:
-                replay = variant.replay(row.before, programs[key], instruction=row.instruction,
-                                        measure_plain=False)
+                replayed = replay(variant, row.before, programs[key],
+                                  instruction=row.instruction, measure_plain=False)
             except CopygramError as exc:
                 result.skipped = f"{name} replay failed: {exc}"
                 result.stats.clear()
                 return result
-            keep_fastest(name, replay.copygram)
+            keep_fastest(name, replayed.copygram)
         shift = (rotate + attempt) % len(runners)
         backend.truncate(0)
         backend.splice(prompt)

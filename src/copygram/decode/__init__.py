@@ -1,7 +1,10 @@
 """The decode loop and what it is made of (layer "decode" in docs/architecture.md).
 
-- :mod:`~copygram.decode.loop`: the forward meter, the loop, prefill, room checks, draft
-  verification; :mod:`~copygram.decode.replay`: teacher-forced replay and plain decoding's cost.
+- :mod:`~copygram.decode.loop`: the program loop, prefill, room checks; by job beside it
+  :mod:`~copygram.decode.meter` (the forward meter) and :mod:`~copygram.decode.verify` (drafts,
+  copies and blocks checked against the model); :mod:`~copygram.decode.formats`: what differs
+  by program format; :mod:`~copygram.decode.setup`: what a run needs of a session. (Replay and
+  plain decoding's cost are the benchmarks': :mod:`copygram.bench.replay`.)
 - :mod:`~copygram.decode.forwards`: forwards counted and timed, and the near-tie rule, shared by
   the program loop and :mod:`~copygram.decode.complete` (plain-text generation with verified
   drafts: rewrite mode and chat completions; its events and result in
@@ -29,10 +32,9 @@ from copygram.decode.events import (
     count_markup_forwards,
 )
 from copygram.decode.prompt import DefaultPromptBuilder, PromptBuilder, RewritePromptBuilder
-from copygram.decode.replay import ReplayResult
 from copygram.decode.sampling import Sampling
 from copygram.decode.stats import RunStats
 
 __all__ = ["CopyEvent", "DefaultPromptBuilder", "DoneEvent", "DraftConfig", "EditResult", "Event",
-           "GenTokenEvent", "PromptBuilder", "ReplayResult", "RewritePromptBuilder", "RunStats",
+           "GenTokenEvent", "PromptBuilder", "RewritePromptBuilder", "RunStats",
            "Sampling", "count_markup_forwards"]

@@ -43,8 +43,9 @@ from copygram.decode.completion import (
 from copygram.decode.drafting import Draft
 from copygram.decode.drafting.prediction import PredictionDrafter
 from copygram.decode.forwards import Forwards
-from copygram.decode.loop import EditPlan, prefill
+from copygram.decode.loop import prefill
 from copygram.decode.policies import Policy
+from copygram.decode.setup import EditSetup
 from copygram.errors import DocumentError
 
 if TYPE_CHECKING:
@@ -124,18 +125,18 @@ class _Text:
         return "".join(self._raw), "".join(self._released)
 
 
-def generate(plan: EditPlan, prompt: list[int], policy: TextPolicy, *, max_tokens: int,
+def generate(setup: EditSetup, prompt: list[int], policy: TextPolicy, *, max_tokens: int,
              source: TextDraftSource | None = None,
              stop: Sequence[str] = ()) -> Iterator[CompletionEvent]:
     """Generate after ``prompt`` until an end-of-generation token, a stop string, ``max_tokens``
     generated tokens or a full context; drafts from ``source`` are verified as they go. Yields a
     :class:`TokenEvent` per token chosen alone, a :class:`SpanEvent` per accepted draft and last a
     :class:`CompletionDoneEvent` (module :mod:`copygram.decode.completion`)."""
-    backend = plan.backend
-    forwards = Forwards(backend, policy, plan.tie_tolerance)
+    backend = setup.backend
+    forwards = Forwards(backend, policy, setup.options.tie_tolerance)
     stats = forwards.stats
     stats.prompt_tokens = len(prompt)
-    text = _Text(plan.token_bytes, stop)
+    text = _Text(setup.token_bytes, stop)
     tick = time.perf_counter()
     logits, spliced = prefill(backend, prompt)
     forwards.last_batched = spliced > 1
@@ -254,30 +255,31 @@ def check_prompt_fits(backend: Backend, prompt_tokens: int, what: str = "the pro
             "context (at most 32768) and never goes past it")
 
 
-def stream_completion(plan: EditPlan, messages: Sequence[dict[str, str]], policy: TextPolicy, *,
-                      prediction: str | None = None, max_tokens: int | None = None,
+def stream_completion(setup: EditSetup, messages: Sequence[dict[str, str]],
+                      policy: TextPolicy, *, prediction: str | None = None,
+                      max_tokens: int | None = None,
                       stop: Sequence[str] = ()) -> Iterator[CompletionEvent]:
     """A chat completion: the chat template over ``messages``, tokenized with special tokens,
     checked against the context, then :func:`generate` with ``prediction`` as the draft source.
     ``max_tokens`` ``None``: as many as the context holds."""
-    backend = plan.backend
+    backend = setup.backend
     prompt = backend.tokenize(backend.chat_prompt(messages), special=True)
     check_prompt_fits(backend, len(prompt), "the chat prompt")
     # Without max_tokens, the context ends the completion (stop_reason "context").
     budget = backend.context_length if max_tokens is None else max_tokens
-    source = prediction_source(plan, prediction, prompt)
-    return generate(plan, prompt, policy, max_tokens=budget, source=source, stop=stop)
+    source = prediction_source(setup, prediction, prompt)
+    return generate(setup, prompt, policy, max_tokens=budget, source=source, stop=stop)
 
 
-def prediction_source(plan: EditPlan, prediction: str | None,
+def prediction_source(setup: EditSetup, prediction: str | None,
                       prompt: Sequence[int] = ()) -> PredictionDrafter | None:
     """The drafter over ``prediction`` (tokenized once, now) and, after it, ``prompt`` (the
     prompt's ids, searched as prompt lookup searches them: indexed once, O(len(prompt))), or
     ``None`` without a prediction or with drafting off (``draft.max_tokens == 0``)."""
-    if not prediction or not plan.draft.max_tokens:
+    if not prediction or not setup.draft.max_tokens:
         return None
-    return PredictionDrafter(prediction, plan.backend.tokenize, plan.token_bytes, plan.draft,
-                             plan.backend.batch_profile, context=prompt)
+    return PredictionDrafter(prediction, setup.backend.tokenize, setup.token_bytes, setup.draft,
+                             setup.backend.batch_profile, context=prompt)
 
 
 __all__ = ["TextDraftSource", "TextPolicy", "check_prompt_fits", "generate", "prediction_source",

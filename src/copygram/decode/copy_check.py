@@ -8,7 +8,7 @@ the copy so far, would write next. Where its greedy choice is not the copied tok
 would have written that line differently (a copy that runs one line too far takes in the line
 the model is about to rewrite): the copy is cut before that line, its tag rewritten, and the
 model goes on from there, writing the line its own way. This module finds the rows and the cut;
-:func:`copygram.decode.loop.splice_copy` rewrites the tag.
+:func:`copygram.decode.verify.splice_copy` rewrites the tag.
 
 Which tokens of a line are checked: those up to and including the first that holds more than
 whitespace (an indentation token says nothing about the line), at most :data:`CHECKED_TOKENS`.

@@ -14,7 +14,7 @@ from copygram.decode.completion import SpanEvent, TokenEvent
 from copygram.decode.stats import RunStats
 from copygram.language.damage import Damage
 from copygram.language.ops import Program
-from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.syntaxes import DEFAULT_TAGS, get_syntax
 from copygram.language.types import LineRange
 
 
@@ -84,7 +84,7 @@ class EditResult:
     def speedup(self) -> float:
         """Estimated speedup over decoding every output token: the output's token count times
         this run's mean decode-step time, over this run's generation time (use
-        :meth:`~copygram.session.EditSession.replay` for a measured one)."""
+        :func:`copygram.bench.replay.replay` for a measured one)."""
         if not self.stats.decoded_tokens or not self.stats.wall_s:
             return float("nan")
         per_step = self.stats.decode_s / self.stats.decoded_tokens
@@ -114,7 +114,7 @@ whose edit would damage the file is followed by a :class:`RedoEvent` and rewrite
 (``on_damage = "rewrite"``)."""
 
 
-def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_SYNTAX) -> int:
+def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_TAGS) -> int:
     """Forwards a run spent on op markup and line numbers rather than on gen text: the tokens
     the model chose from a forward of their own (not drafted) that start or end outside a gen
     op's text. ``events`` are one run's, ending with its :class:`DoneEvent`.

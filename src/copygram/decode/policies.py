@@ -2,8 +2,8 @@
 
 :class:`SamplingPolicy` is the model's own choice (greedy, or sampled with a seed);
 :class:`TeacherPolicy` writes a given program, as a perfect model would (teacher forcing, for
-:func:`~copygram.decode.replay.replay`), :class:`TextTeacher` a given plain-text output (for
-:func:`~copygram.decode.replay.replay_rewrite`).
+:func:`copygram.bench.replay.replay`), :class:`TextTeacher` a given plain-text output (for
+:func:`copygram.bench.replay.replay_rewrite`).
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from copygram.config import LINE_VIEWS, SEARCH_SCOPES, check_choice
+from copygram.language.block_render import render as render_blocks
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
@@ -21,10 +22,8 @@ from copygram.language.search_replace import (
     BLOCK_OPEN,
     DIVIDER,
     PLAN_PREFIX,
-    SEARCH_REPLACE,
 )
-from copygram.language.search_replace import render as render_blocks
-from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.syntaxes import DEFAULT_TAGS, get_syntax
 from copygram.language.units import closes_with_brackets
 
 
@@ -57,7 +56,7 @@ def number_lines(document: str, view: str = "pipe") -> str:
     )
 
 
-def program_in_context(program: Program, document: str, syntax: str = DEFAULT_SYNTAX) -> str:
+def program_in_context(program: Program, document: str, syntax: str = DEFAULT_TAGS) -> str:
     """The program text as the decode loop leaves it in the model's context: each copy tag
     followed by the lines it copied."""
     lines = split_lines(document)
@@ -94,7 +93,7 @@ def _example_program() -> Program:
 class DefaultPromptBuilder:
     """System message with the language, one worked example, then the task."""
 
-    syntax: str = DEFAULT_SYNTAX
+    syntax: str = DEFAULT_TAGS
     system: str = SYSTEM
     with_example: bool = True
     line_view: str = "pipe"  # LINE_VIEWS
@@ -273,16 +272,3 @@ class RewritePromptBuilder:
 
     def build(self, document: str, instruction: str, model: ChatModel) -> str:
         return model.chat_prompt(self.messages(document, instruction))
-
-
-def default_prompt_builder(mode: str, syntax: str, *, with_example: bool = True,
-                           line_view: str = "pipe", search_scope: str = "head",
-                           search_plan: bool = False) -> PromptBuilder:
-    """The prompt a session uses unless given one: the rewrite prompt in rewrite mode, else the
-    one that explains ``syntax``."""
-    if mode == "rewrite":
-        return RewritePromptBuilder()
-    if syntax == SEARCH_REPLACE:
-        return SearchReplacePromptBuilder(with_example=with_example, scope=search_scope,
-                                          plan=search_plan)
-    return DefaultPromptBuilder(syntax=syntax, with_example=with_example, line_view=line_view)

@@ -19,7 +19,8 @@ from copygram.decode.complete import TextPolicy, generate, prediction_source
 from copygram.decode.completion import CompletionDoneEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, EditResult, Event
-from copygram.decode.loop import EditPlan, check_fits, prompt_ids
+from copygram.decode.loop import check_fits, prompt_ids
+from copygram.decode.setup import EditSetup
 from copygram.language.ops import Gen, Program
 
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[^\n`]*\n")
@@ -127,25 +128,25 @@ def rewrite_budget(document_tokens: int) -> int:
     return document_tokens + document_tokens // 2 + 64
 
 
-def edit_budget(plan: EditPlan, document_tokens: int) -> int:
+def edit_budget(setup: EditSetup, document_tokens: int) -> int:
     """A rewrite-mode edit's output budget: the session's ``max_new_tokens``, else
     :func:`rewrite_budget` of the document's tokens."""
-    return (plan.max_new_tokens if plan.max_new_tokens is not None
-            else rewrite_budget(document_tokens))
+    limit = setup.options.max_new_tokens
+    return limit if limit is not None else rewrite_budget(document_tokens)
 
 
-def stream_rewrite(plan: EditPlan, document: EditDocument, instruction: str, policy: TextPolicy,
-                   prediction: str | None = None) -> Iterator[Event]:
+def stream_rewrite(setup: EditSetup, document: EditDocument, instruction: str,
+                   policy: TextPolicy, prediction: str | None = None) -> Iterator[Event]:
     """One rewrite-mode edit: the prompt, the room check (the prompt and about the document's
     tokens again must fit), then :func:`~copygram.decode.complete.generate` drafting from
     ``prediction`` (default: the document). Yields its token and span events, then a
     :class:`DoneEvent` whose :class:`EditResult` has the extracted document as ``text`` and the
     model's output as ``raw`` (and ``program_text``); ``program`` is one gen op of the text."""
-    prompt = prompt_ids(plan, document.text, instruction)
-    check_fits(plan.backend, prompt, document)
-    budget = edit_budget(plan, len(document.tokens))
-    source = prediction_source(plan, document.text if prediction is None else prediction, prompt)
-    for event in generate(plan, prompt, policy, max_tokens=budget, source=source):
+    prompt = prompt_ids(setup, document.text, instruction)
+    check_fits(setup.backend, prompt, document)
+    budget = edit_budget(setup, len(document.tokens))
+    source = prediction_source(setup, document.text if prediction is None else prediction, prompt)
+    for event in generate(setup, prompt, policy, max_tokens=budget, source=source):
         if not isinstance(event, CompletionDoneEvent):
             yield event
             continue

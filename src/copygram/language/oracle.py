@@ -19,7 +19,7 @@ from typing import Protocol
 
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Op, Program
-from copygram.language.syntaxes import DEFAULT_SYNTAX, get_syntax
+from copygram.language.syntaxes import DEFAULT_TAGS, get_syntax
 
 
 class CostModel(Protocol):
@@ -44,7 +44,7 @@ class CostModel(Protocol):
 class CharCost:
     """The rendered length of the program in ``syntax``, in characters."""
 
-    syntax: str = DEFAULT_SYNTAX
+    syntax: str = DEFAULT_TAGS
 
     @property
     def copy_base(self) -> float:
@@ -72,7 +72,7 @@ class TokenCost:
     """
 
     def __init__(self, tokenize: Callable[[str], Sequence[int]],
-                 syntax: str = DEFAULT_SYNTAX) -> None:
+                 syntax: str = DEFAULT_TAGS) -> None:
         s = get_syntax(syntax)
         self._tokenize = tokenize
         self._escape = s.escape

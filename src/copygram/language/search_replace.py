@@ -40,15 +40,13 @@ it twice (searched and replaced); the cost is that a block can only replace whol
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from copygram.errors import CopygramError, ProgramSyntaxError
+from copygram.errors import ProgramSyntaxError
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
-from copygram.language.resolve import resolve
 from copygram.language.types import LineRange
 from copygram.language.units import (
     closing_line,
@@ -331,77 +329,7 @@ def parse(text: str, lines: Sequence[str] | str, *, merge: bool = False,
     return blocks_program(merge_retyped(blocks, split) if merge else blocks, split)
 
 
-def render(program: Program, lines: Sequence[str] | str) -> str:
-    """Search/replace text that :func:`parse` reads back as an edit with the same result as
-    ``program`` (for tests and worked examples; the blocks come from a line diff of the
-    document and the result, not from the program's ops).
-
-    A stretch whose run would be empty (a pure insertion), or whose run occurs earlier after the
-    cursor, takes in neighbouring unchanged lines on both sides of the divider. Raises
-    :class:`CopygramError` for an edit the blocks cannot spell: a changed line that reads like a
-    marker line, or a change of whether the document ends with a line ending."""
-    split = split_lines(lines) if isinstance(lines, str) else list(lines)
-    target = split_lines(resolve(program, split))
-    n = len(split)
-    ends_open = bool(split) and split[-1] == split[-1].rstrip("\r\n")
-    if target and ends_open != (target[-1] == target[-1].rstrip("\r\n")):
-        raise CopygramError("search/replace blocks keep whether the document ends with a line "
-                            "ending; this edit changes it")
-    matcher = difflib.SequenceMatcher(a=split, b=target, autojunk=False)
-    stretches = [(i1 + 1, i2, "".join(target[j1:j2]))
-                 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
-    keys = [search_line(line) for line in split]
-    out: list[str] = []
-    cursor = 1
-    while stretches:
-        start, end, text = stretches.pop(0)
-        while end < start or find_run(split, keys[start - 1 : end], cursor, keys) != start:
-            if end < n and (end < start or start == cursor):
-                end += 1
-                text += split[end - 1]
-            elif start > cursor:
-                start -= 1
-                text = split[start - 1] + text
-            else:
-                raise CopygramError("this edit cannot be written as search/replace blocks: "
-                                    "its changed lines read like a marker line")
-            # A stretch grown up to the next one takes it in.
-            if stretches and end + 1 >= stretches[0][0]:
-                _, next_end, next_text = stretches.pop(0)
-                end, text = max(end, next_end), text + next_text
-        replacement = text.replace("\r\n", "\n")
-        if end == n and ends_open and replacement:
-            replacement += "\n"
-        out.append(BLOCK_OPEN + "".join(keys[start - 1 : end]) + DIVIDER + replacement
-                   + BLOCK_CLOSE)
-        cursor = end + 1
-    return "".join(out)
-
-
-def render_heads(blocks: Sequence[Block], lines: Sequence[str] | str) -> str:
-    """The text of ``blocks`` as head blocks (``search_scope = "head"``), which
-    ``parse_blocks(text, lines, heads=True)`` reads back as ``blocks``: each block's run must be
-    a whole unit (:func:`~copygram.language.units.unit_end`) whose head is not met earlier after
-    the previous block; else :class:`CopygramError`. Replacements are written as given."""
-    split = split_lines(lines) if isinstance(lines, str) else list(lines)
-    keys = [search_line(line) for line in split]
-    out: list[str] = []
-    cursor = 1
-    for block in blocks:
-        start = block.search.start
-        if find_run(split, keys[start - 1 : start], cursor, keys) != start:
-            raise CopygramError(f"line {start} cannot head a block after line {cursor - 1}: "
-                                "it reads like a marker line, or an earlier line reads like it")
-        if head_run(split, start, block.replacement) != block.search:
-            raise CopygramError(f"lines {block.search.start}-{block.search.end} are not the unit "
-                                f"that line {start} opens (it ends at line "
-                                f"{unit_end(split, start)})")
-        out.append(BLOCK_OPEN + keys[start - 1] + DIVIDER + block.replacement + BLOCK_CLOSE)
-        cursor = unit_end(split, start) + 1
-    return "".join(out)
-
-
 __all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "MAX_PLAN_CHARS", "PLAN_PREFIX",
            "SEARCH_REPLACE", "Block", "BlockScanner", "BlockSpan", "blocks_program", "find_run",
-           "head_run", "leaves_unchanged", "merge_retyped", "parse", "parse_blocks", "render",
-           "render_heads", "search_line", "searchable", "unheld_markers"]
+           "head_run", "leaves_unchanged", "merge_retyped", "parse", "parse_blocks", "search_line",
+           "searchable", "unheld_markers"]

@@ -29,7 +29,11 @@ from copygram.language.ops import Copy, Gen, Op, Program
 if TYPE_CHECKING:
     import lark
 
-DEFAULT_SYNTAX = "lines"
+DEFAULT_TAGS = "lines"
+"""The copy-tag syntax written where tags are asked for without a name: the paper's
+``<copy lines="i-j"/>``; program mode's default on the outlines engine (whose one regex cannot
+hold the blocks' context-free grammar). Program mode's default on llguidance is search/replace
+head blocks (:data:`copygram.language.formats.DEFAULT_SYNTAX`)."""
 LINE_NUMBER = "LINE_NUMBER"
 GEN_TEXT = "GEN_TEXT"
 GEN_OPEN, GEN_CLOSE = "GEN_OPEN", "GEN_CLOSE"
@@ -290,21 +294,21 @@ def syntax_names() -> list[str]:
     return sorted(_SYNTAXES)
 
 
-def parse(text: str, syntax: str = DEFAULT_SYNTAX) -> Program:
+def parse(text: str, syntax: str = DEFAULT_TAGS) -> Program:
     """Parse program text into a :class:`Program`; raises :class:`ProgramSyntaxError`."""
     return get_syntax(syntax).parse(text)
 
 
-def escape_gen_text(text: str, syntax: str = DEFAULT_SYNTAX) -> str:
+def escape_gen_text(text: str, syntax: str = DEFAULT_TAGS) -> str:
     """``text`` as a gen op of ``syntax`` writes it (:meth:`Syntax.escape`)."""
     return get_syntax(syntax).escape(text)
 
 
-def unescape_gen_text(written: str, syntax: str = DEFAULT_SYNTAX) -> str:
+def unescape_gen_text(written: str, syntax: str = DEFAULT_TAGS) -> str:
     """Inverse of :func:`escape_gen_text`."""
     return get_syntax(syntax).unescape(written)
 
 
-def render(program: Program, syntax: str = DEFAULT_SYNTAX) -> str:
+def render(program: Program, syntax: str = DEFAULT_TAGS) -> str:
     """The canonical program text of ``program`` in ``syntax``."""
     return get_syntax(syntax).render(program)

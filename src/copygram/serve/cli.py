@@ -100,14 +100,15 @@ def run(args: argparse.Namespace) -> int:
     config = read_config(args.config) if args.config else {}
     if args.model:
         config["model"] = args.model
-    backend = parse_config(config).backend  # every key checked before the model loads
+    parsed = parse_config(config)  # every key checked once, before the model loads
+    backend = parsed.backend
     api_key = args.api_key or os.environ.get(API_KEY_ENV) or None
     if not _loopback(args.host) and not api_key:
         print(f"copygram: warning: serving on {args.host} with no API key: anyone who can "
               f"reach this address can use the model (set --api-key or ${API_KEY_ENV})",
               file=sys.stderr)
     print(f"copygram: loading {backend.model} on {backend.backend}", file=sys.stderr)
-    session = EditSession.from_config(config)
+    session = EditSession.from_config(parsed)
     # A /v1/edits request may ask for program mode whatever the config's: its first one would
     # otherwise build the constraint's vocabulary view (seconds for a 151k-token vocabulary).
     session.derive(mode="program").prepare()

@@ -251,7 +251,7 @@ def rewrite_finish(session: EditSession, request: EditRequest, stats: RunStats) 
     output, backend = stats.output_tokens, session.backend
     if stats.prompt_tokens + output >= backend.context_length:
         return "length"
-    limit = session.max_new_tokens
+    limit = session.options.max_new_tokens
     if limit is None and output >= rewrite_budget(0):  # the default is never below that
         limit = rewrite_budget(len(backend.tokenize(request.document)))
     return "length" if limit is not None and output >= limit else "stop"
@@ -313,8 +313,11 @@ def for_request(session: EditSession, request: EditRequest, mode: str) -> EditSe
     if session.mode == mode and options == Generation():
         return session
     session.token_bytes()  # read once here, shared by every derived session
-    return session.derive(mode=mode, sampling=sampling_for(session, options),
-                          max_new_tokens=options.max_tokens)
+    sampling = sampling_for(session, options)
+    return session.derive(mode=mode, temperature=sampling.temperature, top_p=sampling.top_p,
+                          seed=sampling.seed,
+                          max_new_tokens=(session.options.max_new_tokens
+                                          if options.max_tokens is None else options.max_tokens))
 
 
 def edit(session: EditSession, request: EditRequest) -> Iterator[Item]:

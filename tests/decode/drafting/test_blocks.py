@@ -101,17 +101,16 @@ def test_a_block_begun_after_a_closed_one_or_a_plan_drafts_the_named_head_after_
     assert blocks.propose(program, backend.tokenize(program)) is None
 
 
-def head_session(reply: str, draft: DraftConfig | None = None) -> EditSession:
+def head_session(reply: str, draft_tokens: int | None = None) -> EditSession:
     backend = ScriptedBackend(DOCUMENT, reply=reply)
     return EditSession(backend, on_damage="keep", syntax="search_replace", search_scope="head",
-                       mode="program",
-                       **({} if draft is None else {"draft": draft}))  # type: ignore[arg-type]
+                       mode="program", draft_tokens=draft_tokens)
 
 
 def test_a_named_head_saves_the_forwards_before_the_unit_and_writes_the_same_program() -> None:
     named = head_session(REPLY).edit(DOCUMENT, "Fix perimeter.")
     unnamed = head_session(REPLY).edit(DOCUMENT, "Double it.")
-    plain = head_session(REPLY, DraftConfig(max_tokens=0)).edit(DOCUMENT, "Fix perimeter.")
+    plain = head_session(REPLY, draft_tokens=0).edit(DOCUMENT, "Fix perimeter.")
     assert named.program_text == unnamed.program_text == plain.program_text == REPLY
     assert named.text == "2 * math.pi * r\n".join(DOCUMENT.rsplit("math.pi * r\n", 1))
     assert named.stats.forwards < unnamed.stats.forwards < plain.stats.forwards
@@ -127,6 +126,6 @@ def test_drafted_or_not_the_program_is_the_models(instruction: str, head: str,
     # Whatever the instruction names, right or wrong, the program is the one the model writes.
     reply = BLOCK_OPEN + head + DIVIDER + head + change.replace("\n", "") + "\n" + BLOCK_CLOSE
     drafted = head_session(reply).edit(DOCUMENT, instruction)
-    plain = head_session(reply, DraftConfig(max_tokens=0)).edit(DOCUMENT, instruction)
+    plain = head_session(reply, draft_tokens=0).edit(DOCUMENT, instruction)
     assert drafted.program_text == plain.program_text == reply
     assert drafted.text == plain.text

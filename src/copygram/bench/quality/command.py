@@ -277,11 +277,14 @@ def run(args: argparse.Namespace) -> int:
         config["n_ctx"] = args.n_ctx
     if args.n_threads:
         config["n_threads"] = args.n_threads
+    table: dict[str, object] = {}  # the config's [route] table
     if args.cost_curve:
-        config["cost_curve"] = args.cost_curve
+        table["cost_curve"] = args.cost_curve
     if args.backend == "llamacpp":
-        config["batch_invariant"] = {"auto": "auto", "true": True, "false": False}[
+        table["batch_invariant"] = {"auto": "auto", "true": True, "false": False}[
             args.batch_invariant]
+    if table:
+        config["route"] = table
     # Read before the model loads: the load average says whether the machine was quiet.
     record = run_record(sys.argv, config)
     started = time.monotonic()
@@ -330,8 +333,9 @@ def run(args: argparse.Namespace) -> int:
     record["routes"] = {f"{PROGRAM}:{file.stem}": file.read_text(encoding="utf-8")
                         for file in variants}
     # What approach "program" wrote: program mode's default has changed (issue 18).
-    record["program"] = {"syntax": session.syntax, "search_scope": session.search_scope,
-                         "retry_unchanged": session.retry_unchanged}
+    options = session.options
+    record["program"] = {"syntax": options.syntax, "search_scope": options.search_scope,
+                         "retry_unchanged": options.retry_unchanged}
     for name in approaches:
         if name == LOOKUP:
             peer = _lookup_peer(session.backend, config)

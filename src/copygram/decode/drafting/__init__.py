@@ -9,6 +9,7 @@ from copygram.decode.drafting.drafter import Draft, DraftConfig, Drafter
 from copygram.decode.drafting.length import DraftLength, DraftSizer
 from copygram.decode.drafting.ngram import DocumentIndex, NgramIndex
 from copygram.decode.drafting.prediction import PredictionDrafter
+from copygram.decode.drafting.source import DraftSource
 
-__all__ = ["DocumentIndex", "Draft", "DraftConfig", "DraftLength", "DraftSizer", "Drafter",
-           "NgramIndex", "PredictionDrafter"]
+__all__ = ["DocumentIndex", "Draft", "DraftConfig", "DraftLength", "DraftSizer", "DraftSource",
+           "Drafter", "NgramIndex", "PredictionDrafter"]

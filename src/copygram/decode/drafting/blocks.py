@@ -103,7 +103,7 @@ class NamedHeads:
 
 
 class BlockDrafter:
-    """A :class:`~copygram.decode.loop.DraftSource` for one search/replace edit (module doc)."""
+    """A :class:`~copygram.decode.drafting.DraftSource` for one search/replace edit (module doc)."""
 
     def __init__(self, lines: Sequence[str], tokenize: Callable[[str], list[int]],
                  token_bytes: Sequence[bytes], config: DraftConfig,

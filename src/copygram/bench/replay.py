@@ -1,6 +1,7 @@
-"""Teacher-forced replay: what a given program costs through the decode loop, beside the cost of
-plain decoding (every output token one forward at a time after the same prompt); and what a given
-rewrite costs through rewrite mode's loop (:func:`replay_rewrite`)."""
+"""Teacher-forced replay, for the benchmarks: what a given program costs through a session's
+decode loop, beside the cost of plain decoding (every output token one forward at a time after
+the same prompt); and what a given rewrite costs through rewrite mode's loop
+(:func:`replay_rewrite`). How a perfect model would run: the bench's upper bounds."""
 
 from __future__ import annotations
 
@@ -13,17 +14,19 @@ from copygram.decode.complete import check_prompt_fits, generate, prediction_sou
 from copygram.decode.completion import Completion, CompletionDoneEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, Event, count_markup_forwards
-from copygram.decode.loop import EditPlan, prompt_ids, stream_edit
+from copygram.decode.loop import prompt_ids, stream_edit
 from copygram.decode.policies import TeacherPolicy, TextTeacher
 from copygram.decode.rewrite import edit_budget
 from copygram.decode.stats import RunStats
-from copygram.errors import GenerationError
+from copygram.errors import ConfigError, GenerationError
+from copygram.language.formats import get_format
 from copygram.language.ops import Program
 from copygram.language.resolve import resolve
 from copygram.language.syntaxes import get_syntax
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
+    from copygram.session import EditSession
 
 
 @dataclass(frozen=True)
@@ -42,26 +45,33 @@ class ReplayResult:
         return self.copygram.speedup_over(self.plain)
 
 
-def replay(plan: EditPlan, document: str, program: Program, *, instruction: str = "",
+def replay(session: EditSession, document: str, program: Program, *, instruction: str = "",
            measure_plain: bool = True) -> ReplayResult:
-    """Teacher-force ``program`` through the decode loop exactly as an edit would run it and,
-    with ``measure_plain``, measure :func:`plain_cost` of its output after the same prompt.
-    The copygram stats include ``markup_forwards``, counted from the run's events."""
-    doc = EditDocument(document, plan.backend.tokenize)
+    """Teacher-force ``program`` through ``session``'s decode loop exactly as an edit would run
+    it (the session's copy-tag syntax and prompt) and, with ``measure_plain``, measure
+    :func:`plain_cost` of its output after the same prompt. The copygram stats include
+    ``markup_forwards``, counted from the run's events."""
+    setup = session.setup()
+    if get_format(setup.options.syntax).family != "tags":
+        raise ConfigError('replay teacher-forces copy tags; syntax "search_replace" has none: '
+                          'replay with syntax "lines" or "compact"')
+    doc = EditDocument(document, setup.backend.tokenize)
     text = resolve(program, doc.lines)
-    if not plan.ordered_copies or not is_ordered(program):
+    options = setup.options
+    if not options.ordered_copies or not is_ordered(program):
         # The order guard restricts what a model may choose; a given program that moves lines
-        # is replayed under the unordered language.
-        plan = dataclasses.replace(plan, ordered_copies=False)
+        # is replayed under the unordered language (where no copy marks the end).
+        options = options.replace(ordered_copies=False, copy_to_end=False)
     # A given program may add far more than an edit's budget allows; it has this many tokens
     # at most (every token is at least one byte).
-    budget = len(get_syntax(plan.syntax).render(program).encode("utf-8")) + 1
+    budget = len(get_syntax(options.syntax).render(program).encode("utf-8")) + 1
     # The teacher's copies are the program's: nothing verifies (and cuts) them.
-    plan = dataclasses.replace(plan, max_new_tokens=max(plan.max_new_tokens or 0, budget),
-                               verify_copies=False)
-    policy = TeacherPolicy(program, plan.syntax, plan.backend, plan.backend.eos_token_ids,
-                           plan.token_bytes)
-    events: list[Event] = list(stream_edit(plan, doc, instruction, policy))
+    options = options.replace(max_new_tokens=max(options.max_new_tokens or 0, budget),
+                              verify_copies=False)
+    setup = dataclasses.replace(setup, options=options)
+    policy = TeacherPolicy(program, options.syntax, setup.backend, setup.backend.eos_token_ids,
+                           setup.token_bytes)
+    events: list[Event] = list(stream_edit(setup, doc, instruction, policy))
     done = events[-1]
     if not isinstance(done, DoneEvent):  # pragma: no cover - the loop always ends with one
         raise GenerationError("the decode loop ended without a result", partial_program="")
@@ -69,30 +79,31 @@ def replay(plan: EditPlan, document: str, program: Program, *, instruction: str 
     if result.text != text:
         raise GenerationError("replay diverged from the program (a bug: please report it)",
                               partial_program=result.program_text)
-    result.stats.markup_forwards = count_markup_forwards(events, plan.syntax)
-    plain = plain_cost(plan.backend, text, result.stats.prompt_tokens) if measure_plain else None
+    result.stats.markup_forwards = count_markup_forwards(events, options.syntax)
+    plain = plain_cost(setup.backend, text, result.stats.prompt_tokens) if measure_plain else None
     return ReplayResult(text=text, program=program, copygram=result.stats, plain=plain)
 
 
-def replay_rewrite(plan: EditPlan, document: str, output: str, *, instruction: str = "",
+def replay_rewrite(session: EditSession, document: str, output: str, *, instruction: str = "",
                    prediction: str | None = None) -> Completion:
     """Teacher-force ``output`` (what a model writes when it rewrites ``document``) through
-    rewrite mode's loop exactly as an edit would run it: the rewrite prompt (``plan``'s prompt
-    builder) prefilled, reusing what the cache holds of it, then
+    rewrite mode's loop exactly as an edit would run it: ``session``'s prompt (a session in
+    rewrite mode sends rewrite mode's) prefilled, reusing what the cache holds of it, then
     :func:`~copygram.decode.complete.generate` drafting from ``prediction`` (default:
     ``document``), each draft verified in the forward that appends it. How fast rewrite mode is
     for a perfect model: the stats' ``wall_s`` leaves the prefill out. Raises
     :class:`~copygram.errors.GenerationError` if the loop wrote anything but ``output`` (a bug)."""
-    backend = plan.backend
+    setup = session.setup()
+    backend = setup.backend
     target = backend.tokenize(output) if output else []
-    prompt = prompt_ids(plan, document, instruction)
+    prompt = prompt_ids(setup, document, instruction)
     check_prompt_fits(backend, len(prompt) + len(target), "the prompt and the output")
-    source = prediction_source(plan, document if prediction is None else prediction, prompt)
+    source = prediction_source(setup, document if prediction is None else prediction, prompt)
     teacher = TextTeacher(target, backend.eos_token_ids)
     # The edit's own budget, which caps the drafts near its end; room for the output and the
     # end-of-generation id that ends the run, as a model's, where the budget is smaller.
-    budget = edit_budget(plan, len(backend.tokenize(document)))
-    events = list(generate(plan, prompt, teacher, max_tokens=max(budget, len(target) + 1),
+    budget = edit_budget(setup, len(backend.tokenize(document)))
+    events = list(generate(setup, prompt, teacher, max_tokens=max(budget, len(target) + 1),
                            source=source))
     done = events[-1]
     if not isinstance(done, CompletionDoneEvent) or list(done.result.token_ids) != target:

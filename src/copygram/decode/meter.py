@@ -1,0 +1,155 @@
+"""The forward meter of the decode loop: :class:`Meter` chooses under the constraint, consumes,
+forwards (:class:`~copygram.decode.forwards.Forwards`) and keeps the program's tokens, bytes
+and timings for one edit."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from copygram.decode.events import (
+    CopyEvent,
+    GenTokenEvent,
+)
+from copygram.decode.forwards import Forwards
+from copygram.decode.guards import RepeatGuard
+from copygram.decode.policies import Policy
+from copygram.decode.unchanged import UnchangedBlocks
+from copygram.errors import GenerationError, LengthError
+from copygram.language.types import LineRange
+
+if TYPE_CHECKING:
+    from copygram.backends.base import Backend, Logits
+    from copygram.constraints import Constraint
+
+
+class Meter(Forwards):
+    """The per-edit plumbing of the decode loop: choosing under the constraint, consuming,
+    forwarding (:class:`~copygram.decode.forwards.Forwards`), with timings.
+
+    It keeps the byte offset of the program text consumed so far, which each
+    :class:`~copygram.decode.events.GenTokenEvent` carries."""
+
+    def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
+                 policy: Policy, token_bytes: Sequence[bytes],
+                 tie_tolerance: float | None = None) -> None:
+        super().__init__(backend, policy, tie_tolerance)
+        self.constraint, self.lines = constraint, lines
+        self.written = 0  # bytes of program text consumed
+        self.program_ids: list[int] = []  # the program's tokens, in the order consumed
+        self.verify_copies = False  # copy_check: cut copies where the model disagrees
+        self._token_bytes = token_bytes
+        self._copy_cache: dict[tuple[int, int], list[int]] = {}
+        self._repeats = RepeatGuard()
+        # retry_unchanged: the choices inside replacements, and the blocks that change nothing.
+        self.unchanged: UnchangedBlocks | None = None
+
+    def _allowed(self) -> npt.NDArray[np.bool_]:
+        tick = time.perf_counter()
+        allowed = self.constraint.allowed()
+        self.stats.constraint_s += time.perf_counter() - tick
+        return allowed
+
+    def choose(self, logits: Logits) -> int:
+        allowed = self._allowed()
+        token = self.policy.choose(logits, allowed)
+        self._note(token, logits, allowed)
+        return token
+
+    def choose_batched(self, logits: Logits,
+                       restep: Callable[[], Logits]) -> tuple[int, Logits]:
+        """Choose from a row of a multi-token forward, re-deciding a near-tie over the allowed
+        tokens with ``restep()`` (:meth:`~copygram.decode.forwards.Forwards.decide`)."""
+        allowed = self._allowed()
+        token, logits = self.decide(logits, allowed, restep)
+        self._note(token, logits, allowed)
+        return token, logits
+
+    def _note(self, token: int, logits: Logits, allowed: npt.NDArray[np.bool_]) -> None:
+        if self.unchanged is not None:
+            tick = time.perf_counter()
+            self.unchanged.note(self.constraint.program_bytes, len(self.program_ids), token,
+                                logits, allowed)
+            self.stats.constraint_s += time.perf_counter() - tick
+
+    def consume(self, token: int) -> LineRange | None:
+        tick = time.perf_counter()
+        closed = self.constraint.consume(token)
+        self.stats.constraint_s += time.perf_counter() - tick
+        data = self._token_bytes[token]
+        self.written += len(data)
+        self.program_ids.append(token)
+        self.policy.advance(token)
+        repeated = self._repeats.feed(data)
+        if repeated is not None:
+            raise self.error(
+                f"the model wrote the line {repeated.decode('utf-8', 'replace')!r} "
+                f"{self._repeats.limit} times in a row: it is looping")
+        return closed
+
+    def retract(self, n_tokens: int) -> None:
+        """Take the last ``n_tokens`` program tokens back out of the constraint, the byte count,
+        the repeat guard (read again from the program kept: O(program)) and the choices
+        ``retry_unchanged`` keeps; not out of the KV cache: the caller truncates it."""
+        taken = self.program_ids[len(self.program_ids) - n_tokens:]
+        del self.program_ids[len(self.program_ids) - n_tokens:]
+        self.constraint.rollback(n_tokens)
+        self.written -= sum(len(self._token_bytes[t]) for t in taken)
+        self._repeats = RepeatGuard(self._repeats.limit)
+        self._repeats.feed(self.constraint.program_bytes)
+        if self.unchanged is not None:
+            self.unchanged.forget(len(self.program_ids))
+
+    @property
+    def token_bytes_of(self) -> Sequence[bytes]:
+        """Every token's bytes, by id."""
+        return self._token_bytes
+
+    def error(self, what: str, kind: type[GenerationError] = GenerationError) -> GenerationError:
+        """A GenerationError for a run that cannot finish, with the partial program and stats."""
+        return kind(
+            f"{what}. The partial program is attached (copygram edit --show-program prints it); "
+            "try a more specific instruction, a larger model (copygram models) or mode = "
+            '"rewrite"',
+            partial_program=self.constraint.program_text, stats=self.stats)
+
+    def forced(self) -> list[int]:
+        tick = time.perf_counter()
+        forced = self.constraint.forced()
+        self.stats.constraint_s += time.perf_counter() - tick
+        return forced
+
+    def token_event(self, token: int, *, drafted: bool = False) -> GenTokenEvent:
+        """The event of ``token``, which is consumed next."""
+        data = self._token_bytes[token]
+        return GenTokenEvent(token, data.decode("utf-8", errors="replace"), drafted,
+                             self.written, self.written + len(data))
+
+    def copy_tokens(self, lines: LineRange) -> list[int]:
+        """The copied lines' tokens, tokenized as one text (what the splice appends)."""
+        key = (lines.start, lines.end)
+        if key not in self._copy_cache:
+            text = "".join(self.lines[lines.start - 1 : lines.end])
+            self._copy_cache[key] = self.backend.tokenize(text)
+        return self._copy_cache[key]
+
+    def add_copy(self, lines: LineRange) -> CopyEvent:
+        """Count a closed copy (the caller splices :meth:`copy_tokens`)."""
+        n_tokens = len(self.copy_tokens(lines))
+        self.stats.copy_ops += 1
+        self.stats.spliced_tokens += n_tokens
+        self.stats.copy_span_tokens.append(n_tokens)
+        return CopyEvent(lines, n_tokens)
+
+    def check_room(self, ids: Sequence[int]) -> None:
+        if self.backend.n_tokens + len(ids) > self.backend.context_length:
+            raise self.error(f"the edit filled the model's context (n_ctx="
+                             f"{self.backend.context_length}) before its program ended",
+                             LengthError)
+
+
+__all__ = ["Meter"]

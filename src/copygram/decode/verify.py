@@ -1,0 +1,212 @@
+"""Verifying what the loop did not decode itself: :func:`verify_draft` checks a draft in the
+forward that appends it and keeps the longest prefix the policy would have chosen anyway;
+:func:`splice_copy` splices a copy and, with ``verify_copies``, cuts it where the model would
+have written another line; :func:`take_back` takes a block that changed nothing back out
+(``retry_unchanged``). Each keeps the KV cache holding exactly what the program kept."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from copygram.decode.copy_check import copy_checks, first_disagreement
+from copygram.decode.drafting import Draft, DraftSource
+from copygram.decode.drafting.blocks import BlockDrafter
+from copygram.decode.events import (
+    Event,
+    RetractEvent,
+)
+from copygram.decode.meter import Meter
+from copygram.decode.program_reader import OpReader
+from copygram.decode.unchanged import Retry
+from copygram.language.types import LineRange
+
+if TYPE_CHECKING:
+    from copygram.backends.base import Logits
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a draft fared: ``accepted`` draft tokens; ``appended``, the tokens now in the cache
+    after the feed; ``logits`` for the next choice, which is ``pending`` already where the draft
+    was rejected (the policy's choice from those logits, in place of the draft's token)."""
+
+    accepted: int
+    appended: list[int]
+    logits: Logits
+    pending: int | None
+    # A copy the draft closed whose lines the caller still has to splice (``verify_copies``:
+    # :func:`splice_copy` verifies them); ``logits`` are then those after the closing token.
+    unspliced: LineRange | None = None
+
+
+def verify_draft(meter: Meter, feed: list[int], draft: Draft,
+                 source: DraftSource) -> Generator[Event, None, Verdict]:
+    """Append ``feed`` and ``draft`` in one forward, with logits before each draft token and
+    after the last one, and accept the draft's tokens while the policy chooses them too. Yields
+    their events (and a :class:`CopyEvent` where one closes a copy); returns the
+    :class:`Verdict`. The cache is left holding the feed, the accepted tokens and, where a copy
+    closed, its lines: nothing rejected.
+
+    A draft that closes a copy may carry the copied lines in the same forward
+    (``source.with_content``); that holds only where the draft ends exactly at the close it
+    announced. Where a copy closes anywhere else (a draft token before the last one closes it,
+    or a draft that did not announce it) the rest of the forward is dropped and the lines are
+    spliced after the closing token."""
+    backend = meter.backend
+    copy_ids = meter.copy_tokens(draft.closes) if draft.closes else []
+    content = (bool(copy_ids) and not meter.verify_copies
+               and source.with_content(draft, len(copy_ids)))
+    ids = feed + draft.tokens + (copy_ids if content else [])
+    meter.check_room(ids)
+    rows = [len(feed) - 1 + t for t in range(len(draft.tokens))] + [len(ids) - 1]
+    base = backend.n_tokens
+    verified = meter.forward_rows(ids, rows)
+    accepted, pending, closed = 0, None, None
+    for t, drafted in enumerate(draft.tokens):
+        row = len(feed) - 1 + t
+
+        def restep(row: int = row) -> Logits:
+            return meter.restep_at(base, ids, row)
+
+        batched = verified[t]
+        choice, logits = meter.choose_batched(batched, restep)
+        if logits is not batched:
+            # Re-decided in a one-token step: the cache now ends at ids[row], and the choice is
+            # the next token to consume, drafted or not.
+            source.feedback(draft, accepted)
+            return Verdict(accepted, ids[len(feed):row + 1], logits, choice)
+        if choice != drafted:
+            pending = choice
+            break
+        accepted += 1
+        meter.stats.drafted_tokens += 1
+        yield meter.token_event(drafted, drafted=True)
+        closed = meter.consume(drafted)
+        if closed is not None:
+            break
+    source.feedback(draft, accepted)
+    keep = len(feed) + accepted
+    if closed is not None and meter.verify_copies:
+        if keep < len(ids):
+            backend.truncate(base + keep)
+        return Verdict(accepted, ids[len(feed):keep], verified[accepted], None,
+                       unspliced=closed)
+    if closed is not None:
+        yield meter.add_copy(closed)
+        if content and closed == draft.closes and accepted == len(draft.tokens):
+            return Verdict(accepted, ids[len(feed):], verified[-1], None)
+        if keep < len(ids):
+            backend.truncate(base + keep)
+        copied = meter.copy_tokens(closed)
+        meter.check_room(copied)
+        return Verdict(accepted, ids[len(feed):keep] + copied, meter.forward(copied), None)
+    if pending is not None:
+        backend.truncate(base + keep)
+        return Verdict(accepted, ids[len(feed):keep], verified[accepted], pending)
+    if content:
+        # Every token accepted, yet the copy the draft announced did not close: its lines must
+        # not stay in the cache, and the logits after the last draft token are wanted.
+        backend.truncate(base + keep - 1)
+        return Verdict(accepted, ids[len(feed):keep], meter.forward(ids[keep - 1 : keep]), None)
+    return Verdict(accepted, ids[len(feed):], verified[-1], None)
+
+
+def splice_copy(meter: Meter, context: list[int], feed: list[int], closed: LineRange,
+                reader: OpReader) -> Generator[Event, None, Logits]:
+    """Append ``feed`` (program tokens not yet in the cache, ending with the token that closed
+    the copy) and the lines of the copy ``closed`` in one forward, checking the model's own
+    choices at the start of each copied line (:mod:`copygram.decode.copy_check`). Where it would
+    have written a line otherwise, the copy is cut before that line: the tag's end number is
+    taken back (a :class:`RetractEvent`) and rewritten, and the lines kept are spliced again.
+    ``context`` (every token after the prompt) grows by what the cache gains; returns the
+    logits after it. Costs one forward, plus one where a cut is made."""
+    copied = meter.copy_tokens(closed)
+    ids = feed + copied
+    meter.check_room(ids)
+    checks = copy_checks(copied, meter.token_bytes_of, meter.lines, closed, len(feed))
+    base = meter.backend.n_tokens
+    if not checks:
+        yield meter.add_copy(closed)
+        context += ids
+        return meter.forward(ids)
+    verified = meter.forward_rows(ids, [check.row for check in checks] + [len(ids) - 1])
+    cut = first_disagreement(checks, verified[:-1])
+    rewrite = _retag(meter, reader, closed, cut) if cut is not None else None
+    if cut is None or rewrite is None:
+        yield meter.add_copy(closed)
+        context += ids
+        after: Logits = verified[-1]
+        return after
+    kept = LineRange(closed.start, cut - 1)
+    n_back, missing = rewrite
+    meter.retract(n_back)
+    start = meter.written
+    # The retracted tokens that were already in the cache before this forward go too.
+    in_feed = min(n_back, len(feed))
+    earlier = n_back - in_feed
+    meter.backend.truncate(base - earlier)
+    del context[len(context) - earlier:]
+    reader.retract(start)
+    yield RetractEvent(start)
+    retag = meter.backend.tokenize(missing)
+    closed_now = None
+    for token in retag:
+        if not meter.constraint.allowed()[token]:
+            raise meter.error("verify_copies: the shortened copy tag is not allowed here (a "
+                              "bug: please report it)")
+        closed_now = meter.consume(token)
+    if closed_now != kept:
+        raise meter.error("verify_copies: the shortened copy tag did not close the copy (a "
+                          "bug: please report it)")
+    meter.stats.forced_tokens += len(retag)
+    meter.stats.cut_copies += 1
+    yield meter.add_copy(kept)
+    ids = feed[: len(feed) - in_feed] + retag + meter.copy_tokens(kept)
+    meter.check_room(ids)
+    context += ids
+    return meter.forward(ids)
+
+
+def _retag(meter: Meter, reader: OpReader, closed: LineRange,
+           cut: int) -> tuple[int, str] | None:
+    """How to rewrite the tag of ``closed`` (the last thing in the program) to end before line
+    ``cut``: the program tokens to take back and the text to write instead; ``None`` where the
+    tokens taken back would end inside a UTF-8 character (the copy is then kept)."""
+    syntax, program = reader.syntax, meter.constraint.program_bytes
+    old_tag = syntax.render_copy(closed.start, closed.end).encode()
+    new_tag = syntax.render_copy(closed.start, cut - 1).encode()
+    same = next((i for i, (a, b) in enumerate(zip(old_tag, new_tag, strict=False)) if a != b),
+                min(len(old_tag), len(new_tag)))
+    n_back, dropped = 0, 0
+    while dropped < len(old_tag) - same:
+        n_back += 1
+        dropped += len(meter.token_bytes_of[meter.program_ids[-n_back]])
+    target = program[: len(program) - len(old_tag)] + new_tag
+    try:
+        return n_back, target[len(program) - dropped:].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def take_back(meter: Meter, context: list[int], retry: Retry,
+              drafter: DraftSource | None) -> RetractEvent:
+    """Take the program back to its token ``retry.index`` (``retry_unchanged``: a block that
+    changed nothing is written again from there, :mod:`copygram.decode.unchanged`): out of the
+    constraint, the KV cache, ``context`` and the drafter. Search/replace programs only, whose
+    context is their program tokens. Costs no forward."""
+    if len(context) != len(meter.program_ids):
+        raise meter.error("retry_unchanged: the context is not the program (a bug: please "
+                          "report it)")
+    n_back = len(meter.program_ids) - retry.index
+    meter.retract(n_back)
+    meter.backend.truncate(meter.backend.n_tokens - n_back)
+    del context[len(context) - n_back:]
+    if isinstance(drafter, BlockDrafter):
+        drafter.rewind(len(context))
+    meter.stats.unchanged_retries += 1
+    return RetractEvent(meter.written)
+
+
+__all__ = ["Verdict", "splice_copy", "take_back", "verify_draft"]
