@@ -83,3 +83,17 @@ def test_every_public_name_resolves() -> None:
                  "CompletionDoneEvent", "Backend", "load", "SessionConfig", "parse_config"):
         assert name in copygram.__all__
     assert copygram.__version__[0].isdigit()
+
+
+def test_options_go_by_position_and_changes_by_name() -> None:
+    from copygram.config import SessionConfig
+    from copygram.errors import ConfigError
+
+    backend = ScriptedBackend(DOCUMENT, PROGRAM)
+    options = SessionConfig(mode="rewrite", temperature=0.5)
+    session = EditSession(backend, options, seed=3)
+    assert session.options == options.replace(seed=3) and session.mode == "rewrite"
+    with pytest.raises(ConfigError, match="by position"):
+        EditSession(backend, options=options)
+    with pytest.raises(ConfigError, match="unknown option.*'temprature'"):
+        EditSession(backend, temprature=0.5)

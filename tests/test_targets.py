@@ -94,3 +94,39 @@ def test_an_instruction_targets_definitions_when_it_names_some_and_no_new_name()
     assert not targets(PY, "Rename median to middle_value.", "python")  # a new name
     assert not targets(PY, "Make everything faster.", "python")  # nothing named
     assert targets(JS, "Fix bugs in double.", "javascript")
+
+
+DOCS_ONLY = "the instruction asks for documentation only and the edit changed the code"
+
+
+def test_a_documentation_edit_that_changes_code_is_a_miss() -> None:
+    instruction = 'Replace the docstring of mean with the one-line docstring """Return it."""'
+    right = PY.replace('"""Average."""', '"""Return it."""')
+    assert find_misses(PY, right, instruction, "python") == ()
+    # The program wrote the function again and changed its body too.
+    wrong = right.replace("/ len(values)", "/ (len(values) or 1)")
+    assert find_misses(PY, wrong, instruction, "python") == (DOCS_ONLY,)
+    # A docstring added where there was none is documentation too.
+    added = PY.replace("def median(values):\n", 'def median(values):\n    """Middle."""\n')
+    assert find_misses(PY, added, "Add a docstring to median.", "python") == ()
+    # An instruction that asks for code work as well is not documentation only; the quoted new
+    # docstring's words ("Return it") are not the instruction's.
+    assert find_misses(PY, wrong, "Fix mean and update its docstring.", "python") == ()
+
+
+def test_comments_are_javascript_s_documentation() -> None:
+    instruction = "Replace the comment above total with the one-line comment /* Add them up. */"
+    right = JS.replace("/* Sum it. */", "/* Add them up. */")
+    assert find_misses(JS, right, instruction, "javascript") == ()
+    wrong = right.replace("a + b", "b + a")
+    assert find_misses(JS, wrong, instruction, "javascript") == (DOCS_ONLY,)
+    # No reader for the language, or a result that does not parse: nothing to compare.
+    assert find_misses(JS, wrong, instruction, None) == ()
+    assert find_misses(JS, wrong + "}\n", instruction, "javascript") == ()
+
+
+@given(st.sampled_from(['"""New."""', '"""A longer\n    docstring."""', "# a comment"]))
+def test_documentation_alone_never_counts_as_code(doc: str) -> None:
+    # Whatever documentation replaces the old, the code is the same.
+    edited = PY.replace('"""Average."""', doc)
+    assert find_misses(PY, edited, "Rewrite the docstring of mean.", "python") == ()

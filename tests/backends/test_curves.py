@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from copygram.backends import load
 from copygram.backends.base import TRANSFORMERS_CPU
 from copygram.backends.curves import read_cost_curve, with_costs
-from copygram.backends.model import default_model_path
 from copygram.bench.kernel import KernelResult, KernelRow
 from copygram.config import BackendConfig, parse_config
 from copygram.errors import BackendError, ConfigError
+from copygram.testing import default_model_path
 
 MODEL = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -21,8 +21,8 @@ from copygram.backends._common import (
     cap_context,
     gguf_context_length,
 )
-from copygram.backends.model import default_model_path
 from copygram.errors import BackendError, ConfigError, MissingDependencyError
+from copygram.testing import default_model_path
 
 
 def _default_model() -> Path:
@@ -34,7 +34,7 @@ def _default_model() -> Path:
 
 def test_importing_backends_imports_no_stack() -> None:
     code = (
-        "import sys, copygram.backends, copygram.backends.model, copygram.config; "
+        "import sys, copygram.backends, copygram.testing, copygram.config; "
         "print(sorted(m for m in ('torch', 'llama_cpp', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

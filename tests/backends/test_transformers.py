@@ -18,8 +18,8 @@ pytestmark = pytest.mark.transformers
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[object]:
-    from copygram.backends.model import default_model_path
     from copygram.backends.transformers import TransformersBackend
+    from copygram.testing import default_model_path
 
     try:
         path = default_model_path()

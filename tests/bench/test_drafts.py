@@ -13,8 +13,8 @@ from copygram import EditSession
 from copygram.backends.base import BatchProfile
 from copygram.bench.drafts import PromptLookup, read_outputs, replay_drafts
 from copygram.cli import main
-from copygram.decode.complete import prediction_source
 from copygram.decode.loop import prompt_ids
+from copygram.decode.plain_text import prediction_source
 from copygram.decode.rewrite import rewrite_budget
 from copygram.errors import ConfigError
 from copygram.testing import EOS, ScriptedBackend

@@ -244,3 +244,20 @@ def test_builder_on_the_real_dev_data(tmp_path: Path, capsys: pytest.CaptureFixt
     assert Counter((r.meta["kind"], r.meta["size"]) for r in python) == Counter(
         {(k, s): 1 for k in CODE_KINDS for s in ("small", "medium")})
     assert all(r.dataset == "kinds_python" and r.meta.get("checked") for r in python)
+
+
+def test_the_self_check_drops_rows_whose_tests_are_slow(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A row whose tests take most of the timeout here would time out beside a model: dropped.
+    from copygram.bench import testrun
+    from copygram.bench.testrun import TestOutcome
+
+    row = _built("python", kinds=("bugfix",), sizes=("small",))[0]
+    seconds = {"after": 0.1}
+
+    def timed(row: object, candidate: str, timeout_s: float = 10.0) -> TestOutcome:
+        return TestOutcome(True, "pass", seconds["after"], "")
+
+    monkeypatch.setattr(testrun, "run_tests", timed)
+    assert kinds._verdict(row, "docstring", 9.0) is None
+    seconds["after"] = 3.5
+    assert kinds._verdict(row, "docstring", 9.0) == "slow tests"

@@ -179,3 +179,10 @@ class Backend(Protocol):
     def truncate(self, n_tokens: int) -> None:
         """Drop every cached token from position ``n_tokens`` on."""
         ...
+
+    def describe(self) -> dict[str, object]:
+        """What this loaded model is, for the records a benchmark writes beside its figures:
+        ``name``, ``model``, ``device`` and ``batch_invariant`` at least, and what a forward's
+        cost depends on besides (llama.cpp: ``build``, the features it compiled in; its
+        threads). Microseconds."""
+        ...

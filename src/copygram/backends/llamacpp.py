@@ -29,7 +29,6 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.backends._common import (
-    END_OF_TURN_TOKENS,
     check_context,
     check_ids,
     default_threads,
@@ -53,6 +52,7 @@ from copygram.backends.llamacpp_build import (
     chat_formatter,
     check_invariance_build,
     cpu_profiles,
+    eos_ids,
     has_llamafile,
     open_model,
     rows_equal_steps,
@@ -124,7 +124,7 @@ class LlamaCppBackend:
             raise BackendError(f"model file {path} does not exist; pass the path of a GGUF file")
         threads = n_threads or default_threads()
         self.n_threads = threads
-        offloads = gpu and device != "cpu"
+        offloads = self.offloads = gpu and device != "cpu"
         if batch_invariant is True:
             check_invariance_build(offloads)
         asks = batch_invariant is True or (
@@ -228,6 +228,12 @@ class LlamaCppBackend:
         with contextlib.suppress(Exception):
             self.close()
 
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "model": self.model_path.name,
+                "device": "gpu" if self.offloads else "cpu", "n_ctx": self._n_ctx,
+                "n_threads": self.n_threads, "batch_invariant": self.batch_invariant,
+                "build": self.build}
+
     # -- properties ----------------------------------------------------------------------------
 
     @property
@@ -312,16 +318,7 @@ class LlamaCppBackend:
         return self._ll_tokenizer
 
     def _find_eos_ids(self) -> frozenset[int]:
-        ids = {int(llama_cpp.llama_vocab_eos(self._vocab))}
-        eot = int(llama_cpp.llama_vocab_eot(self._vocab))
-        if eot >= 0:
-            ids.add(eot)
-        for text in END_OF_TURN_TOKENS:
-            found = self.tokenize(text, special=True)
-            if len(found) == 1 and self._is_control(found[0]):
-                ids.add(found[0])
-        ids.discard(-1)
-        return frozenset(ids)
+        return eos_ids(self._vocab, self.tokenize, self._is_control)
 
     def chat_prompt(self, messages: Sequence[dict[str, str]]) -> str:
         """The GGUF's chat template (``tokenizer.chat_template``) rendered with jinja2, ending with

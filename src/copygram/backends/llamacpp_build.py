@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from copygram.backends._common import cap_context, gguf_context_length
+from copygram.backends._common import END_OF_TURN_TOKENS, cap_context, gguf_context_length
 from copygram.backends.base import (
     LLAMACPP_CPU,
     LLAMACPP_CPU_AVX512,
@@ -41,9 +41,21 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_dependency("llama_cpp", "llamacpp") from exc
 
-__all__ = ["PROBE_BATCH", "PROBE_PREFIX", "PROBE_TEXT", "TILED_MATMUL_ENV", "build_features",
-           "chat_formatter", "check_invariance_build", "cpu_profiles", "has_llamafile", "open_model",
-           "parse_system_info", "rows_equal_steps"]
+__all__ = [
+    "PROBE_BATCH",
+    "PROBE_PREFIX",
+    "PROBE_TEXT",
+    "TILED_MATMUL_ENV",
+    "build_features",
+    "chat_formatter",
+    "check_invariance_build",
+    "cpu_profiles",
+    "eos_ids",
+    "has_llamafile",
+    "open_model",
+    "parse_system_info",
+    "rows_equal_steps",
+]
 
 # ggml reads this once per process, at the first matmul that could take the tiled kernel.
 TILED_MATMUL_ENV = "GGML_CPU_TILED_MM"
@@ -186,3 +198,19 @@ def rows_equal_steps(tokenize: Callable[[str], list[int]],
     split = np.concatenate([forward(batch[:1], (0,)), forward(batch[1:], range(len(batch) - 1))])
     truncate(0)
     return bool(np.array_equal(whole, split))
+
+
+def eos_ids(vocab: Any, tokenize: Callable[..., list[int]],
+            is_control: Callable[[int], bool]) -> frozenset[int]:
+    """Every id that ends generation in ``vocab``: EOS, EOT, and the chat templates' end-of-turn
+    markers that are one control token here."""
+    ids = {int(llama_cpp.llama_vocab_eos(vocab))}
+    eot = int(llama_cpp.llama_vocab_eot(vocab))
+    if eot >= 0:
+        ids.add(eot)
+    for text in END_OF_TURN_TOKENS:
+        found = tokenize(text, special=True)
+        if len(found) == 1 and is_control(found[0]):
+            ids.add(found[0])
+    ids.discard(-1)
+    return frozenset(ids)

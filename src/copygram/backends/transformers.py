@@ -162,6 +162,11 @@ class TransformersBackend:
         self._ll_tokenizer: llguidance.LLTokenizer | None = None
         self._token_bytes: list[bytes] | None = None
 
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "model": self.model_path.name, "device": self.device,
+                "dtype": str(self.dtype).removeprefix("torch."), "batch_invariant": False,
+                "n_threads": torch.get_num_threads()}
+
     # -- properties ----------------------------------------------------------------------------
 
     @property

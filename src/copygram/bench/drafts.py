@@ -4,9 +4,9 @@ greedy outputs a ``bench quality --rows`` run recorded, without running the mode
 Under greedy decoding the output is fixed, so how many forwards a drafter needs follows from its
 drafts alone: each forward appends one token the model chose and verifies a draft, which keeps
 the longest prefix equal to the output. :func:`replay_drafts` walks an output that way with any
-:class:`~copygram.decode.complete.TextDraftSource`, pricing each forward on the backend's fixed
+:class:`~copygram.decode.plain_text.TextDraftSource`, pricing each forward on the backend's fixed
 cost curve (:class:`~copygram.backends.base.BatchProfile`, in decode steps). The two sources
-compared are rewrite mode's (:func:`~copygram.decode.complete.prediction_source`, built exactly
+compared are rewrite mode's (:func:`~copygram.decode.plain_text.prediction_source`, built exactly
 as an edit builds it) and :class:`PromptLookup`, the peers' prompt lookup (transformers'
 ``prompt_lookup_num_tokens``, llama-cpp-python's ``LlamaPromptLookupDecoding``: the first match
 of the last 2-gram, else 1-gram, in the prompt and the output, ``k`` tokens after it).
@@ -37,7 +37,7 @@ from copygram.errors import ConfigError
 
 if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
-    from copygram.decode.complete import TextDraftSource
+    from copygram.decode.plain_text import TextDraftSource
 
 __all__ = ["DraftReplay", "PromptLookup", "RecordedOutput", "RowReplay", "add_arguments", "read_outputs",
            "replay_drafts", "run"]
@@ -214,8 +214,8 @@ def _rows_table(results: Sequence[RowReplay]) -> Iterator[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from copygram.decode.complete import prediction_source
     from copygram.decode.loop import prompt_ids
+    from copygram.decode.plain_text import prediction_source
     from copygram.decode.rewrite import edit_budget
     from copygram.session import EditSession
 

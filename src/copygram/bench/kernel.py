@@ -186,7 +186,7 @@ def measure_kernel(
         machine=cpu_info().describe(),
         rows=tuple(rows),
         load_average=(round(load_start, 2), round(os.getloadavg()[0], 2)),
-        build=str(getattr(backend, "build", "")),
+        build=str(backend.describe().get("build", "")),
     )
 
 

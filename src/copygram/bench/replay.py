@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from copygram.decode.complete import check_prompt_fits, generate, prediction_source
 from copygram.decode.completion import Completion, CompletionDoneEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, Event, count_markup_forwards
 from copygram.decode.loop import prompt_ids, stream_edit
+from copygram.decode.plain_text import check_prompt_fits, generate, prediction_source
 from copygram.decode.policies import TeacherPolicy, TextTeacher
 from copygram.decode.rewrite import edit_budget
 from copygram.decode.stats import RunStats
@@ -89,7 +89,7 @@ def replay_rewrite(session: EditSession, document: str, output: str, *, instruct
     """Teacher-force ``output`` (what a model writes when it rewrites ``document``) through
     rewrite mode's loop exactly as an edit would run it: ``session``'s prompt (a session in
     rewrite mode sends rewrite mode's) prefilled, reusing what the cache holds of it, then
-    :func:`~copygram.decode.complete.generate` drafting from ``prediction`` (default:
+    :func:`~copygram.decode.plain_text.generate` drafting from ``prediction`` (default:
     ``document``), each draft verified in the forward that appends it. How fast rewrite mode is
     for a perfect model: the stats' ``wall_s`` leaves the prefill out. Raises
     :class:`~copygram.errors.GenerationError` if the loop wrote anything but ``output`` (a bug)."""

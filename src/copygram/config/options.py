@@ -103,7 +103,7 @@ class SessionConfig:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
-    max_new_tokens: int | None = None  # None: derived from each document (decode.guards)
+    max_new_tokens: int | None = None  # None: derived from each document (decode.budgets)
     # An edit that would damage the file (format markers in it, a parse it breaks, a definition
     # duplicated) is redone in rewrite mode, refused or kept marked (decode.checked).
     on_damage: str = "rewrite"

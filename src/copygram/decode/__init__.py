@@ -6,7 +6,7 @@
   by program format; :mod:`~copygram.decode.setup`: what a run needs of a session. (Replay and
   plain decoding's cost are the benchmarks': :mod:`copygram.bench.replay`.)
 - :mod:`~copygram.decode.forwards`: forwards counted and timed, and the near-tie rule, shared by
-  the program loop and :mod:`~copygram.decode.complete` (plain-text generation with verified
+  the program loop and :mod:`~copygram.decode.plain_text` (plain-text generation with verified
   drafts: rewrite mode and chat completions; its events and result in
   :mod:`~copygram.decode.completion`); :mod:`~copygram.decode.rewrite`: a rewrite-mode edit.
 - :mod:`~copygram.decode.events`: what the loop reports (and the statistics computed from it);

@@ -1,4 +1,4 @@
-"""What plain-text generation (:mod:`copygram.decode.complete`) reports: a token the model chose,
+"""What plain-text generation (:mod:`copygram.decode.plain_text`) reports: a token the model chose,
 a drafted span it accepted, and the finished :class:`Completion`.
 
 Every event carries ``text``, the output text it makes final: concatenating the ``text`` of every

@@ -1,6 +1,6 @@
 """Forwards through a backend, counted and timed, and the near-tie rule that keeps batching from
 changing greedy output. Shared by the program-mode loop (:mod:`copygram.decode.loop`) and plain
-text generation (:mod:`copygram.decode.complete`).
+text generation (:mod:`copygram.decode.plain_text`).
 
 Batched rows are not bit-equal to one-token steps on every stack (llama.cpp's differ by up to
 ~0.6 in the top-2 margin), so a greedy choice read from a row of a multi-token forward whose

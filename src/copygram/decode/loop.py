@@ -28,11 +28,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from copygram.decode.budgets import Budget, token_budget
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftSource
 from copygram.decode.events import DoneEvent, EditResult, Event
 from copygram.decode.formats import decode_format
-from copygram.decode.guards import Budget, token_budget
 from copygram.decode.meter import Meter
 from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader

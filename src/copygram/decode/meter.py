@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from copygram.decode.budgets import RepeatGuard
 from copygram.decode.events import (
     CopyEvent,
     GenTokenEvent,
 )
 from copygram.decode.forwards import Forwards
-from copygram.decode.guards import RepeatGuard
 from copygram.decode.policies import Policy
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.errors import GenerationError, LengthError

@@ -125,7 +125,7 @@ class TeacherPolicy:
 
 class TextTeacher:
     """Chooses the tokens of a given output, then an end-of-generation id, as a perfect model
-    would in plain text generation (:func:`copygram.decode.complete.generate`, which asks once
+    would in plain text generation (:func:`copygram.decode.plain_text.generate`, which asks once
     per output position: :meth:`choose` for a token chosen alone, :meth:`verify` for each drafted
     one it checks). No grammar limits plain text, so ``allowed`` is not read."""
 

@@ -2,7 +2,7 @@
 caller's ``prediction``) is the speculative draft, verified in the forward that appends it.
 
 The prompt is :class:`~copygram.decode.prompt.RewritePromptBuilder`'s (the session's prompt
-builder), the loop is :func:`copygram.decode.complete.generate` with a
+builder), the loop is :func:`copygram.decode.plain_text.generate` with a
 :class:`~copygram.decode.drafting.prediction.PredictionDrafter` over the draft text, and the edited
 document is :func:`extract_document` of the model's raw output. Under greedy decoding the output
 is token-identical to a plain step-by-step greedy decode of the same prompt (docs/rewrite.md);
@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from copygram.decode.complete import TextPolicy, generate, prediction_source
 from copygram.decode.completion import CompletionDoneEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, EditResult, Event
 from copygram.decode.loop import check_fits, prompt_ids
+from copygram.decode.plain_text import TextPolicy, generate, prediction_source
 from copygram.decode.setup import EditSetup
 from copygram.language.ops import Gen, Program
 
@@ -138,7 +138,7 @@ def edit_budget(setup: EditSetup, document_tokens: int) -> int:
 def stream_rewrite(setup: EditSetup, document: EditDocument, instruction: str,
                    policy: TextPolicy, prediction: str | None = None) -> Iterator[Event]:
     """One rewrite-mode edit: the prompt, the room check (the prompt and about the document's
-    tokens again must fit), then :func:`~copygram.decode.complete.generate` drafting from
+    tokens again must fit), then :func:`~copygram.decode.plain_text.generate` drafting from
     ``prediction`` (default: the document). Yields its token and span events, then a
     :class:`DoneEvent` whose :class:`EditResult` has the extracted document as ``text`` and the
     model's output as ``raw`` (and ``program_text``); ``program`` is one gen op of the text."""

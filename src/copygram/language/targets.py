@@ -15,7 +15,13 @@ edit missed. Read against the instruction, two things show it:
 * a name the instruction **introduces** (written as code: in backticks, or in snake_case or
   lowerCamelCase, and found nowhere in the document) that the result still does not hold.
   Plain words, capitals and CapitalisedCamelCase are left out: "sum(" in an instruction's
-  prose may be an example, and "README", "GitHub" or "API" name things outside the file.
+  prose may be an example, and "README", "GitHub" or "API" name things outside the file;
+* an instruction that asks for **documentation only** (it speaks of docstrings or comments,
+  and, outside the text it quotes, of no code work: no fix, bug, rename, implement, refactor,
+  optimise, handle, raise or return) and an edit that changed the code itself: Python's syntax
+  tree without its docstrings, or the tree-sitter leaves of JavaScript and TypeScript without
+  their comments, differ. Asked to replace a docstring, a program that writes its function
+  again sometimes rewrites the body too.
 
 Both are a program's miss, not damage to the file: :mod:`copygram.decode.checked` redoes such a
 program in rewrite mode (plain greedy decoding of the file, which writes renames and spread-out
@@ -61,6 +67,9 @@ def find_misses(before: str, after: str, instruction: str,
         listed = ", ".join(named)
         misses.append(f"the instruction names {listed} and the edit left "
                       f"{'its definition' if len(named) == 1 else 'each definition'} as it was")
+    if _documentation_only(instruction) and _code_changed(before, after, language):
+        misses.append("the instruction asks for documentation only and the edit changed the "
+                      "code")
     present_before = set(_WORD.findall(before))
     present_after = set(_WORD.findall(after))
     for name in sorted(_introduced(instruction) - present_before):
@@ -110,6 +119,59 @@ def _touches(changed: Sequence[tuple[int, int]], start: int, end: int) -> bool:
         if i1 < i2 and i1 <= last and i2 > first:
             return True
     return False
+
+
+_DOCS = re.compile(r"\b(?:docstrings?|comments?|documentation)\b", re.IGNORECASE)
+_CODE_WORK = re.compile(r"\b(?:fix(?:es|ed)?|bugs?|rename|implement|refactor|optimi[sz]e|handle|"
+                        r"raise|return)\b", re.IGNORECASE)
+# What an instruction quotes (the new docstring's text, a comment, code): not its own words.
+_QUOTED = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/|`[^`]*`|"[^"\n]*"')
+
+
+def _documentation_only(instruction: str) -> bool:
+    """Whether ``instruction`` asks for docstrings or comments and no code work (module doc)."""
+    words = _QUOTED.sub(" ", instruction)
+    return bool(_DOCS.search(words)) and not _CODE_WORK.search(words)
+
+
+def _code_changed(before: str, after: str, language: str | None) -> bool:
+    """Whether ``after``'s code differs from ``before``'s, docstrings and comments aside; not
+    where either does not parse (the damage check's concern) or the language has no reader."""
+    old, new = _code(before, language), _code(after, language)
+    return old is not None and new is not None and old != new
+
+
+def _code(text: str, language: str | None) -> str | tuple[tuple[str, bytes], ...] | None:
+    """``text``'s code without its documentation: Python's syntax tree less its docstrings;
+    JavaScript's and TypeScript's tree-sitter leaves less comments; ``None`` where it does not
+    parse or the language is another."""
+    if language == "python":
+        try:
+            module = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        for node in ast.walk(module):
+            body = getattr(node, "body", None)
+            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                del body[0]
+        return ast.dump(module)
+    if language not in ("javascript", "typescript"):
+        return None
+    tree = parsers.tree(text, language)
+    if tree is None or tree.root_node.has_error:
+        return None
+    leaves: list[tuple[str, bytes]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            continue
+        if node.child_count == 0:
+            leaves.append((node.type, node.text or b""))
+        stack.extend(reversed(node.children))
+    return tuple(leaves)
 
 
 @functools.lru_cache(maxsize=4)

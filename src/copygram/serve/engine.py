@@ -244,7 +244,7 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
 
 def rewrite_finish(session: EditSession, request: EditRequest, stats: RunStats) -> str:
     """``"length"`` where a rewrite stopped on its budget (``max_tokens``, else the session's
-    default for the document) or a full context, as :func:`~copygram.decode.complete.generate`
+    default for the document) or a full context, as :func:`~copygram.decode.plain_text.generate`
     does, whose reason the rewrite's result does not carry; ``"stop"`` otherwise."""
     from copygram.decode.rewrite import rewrite_budget
 

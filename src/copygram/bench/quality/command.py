@@ -263,13 +263,14 @@ def run(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         raise ConfigError(f"--repeats must be >= 1, got {args.repeats}")
     groupings = {spec: parse_group_by(spec) for spec in args.group_by}
+    rows = load_rows(names, path, limit=args.limit)
     for name in names:
-        if not has_tests(name):
+        # By its rows: a set built by `copygram bench kinds` carries each row's tests.
+        if not (has_tests(name) or any(has_tests(row) for row in rows.get(name, ()))):
             print(f"{name} carries no tests: pass is reported as '-'", file=sys.stderr)
         elif name.endswith("_js") and shutil.which("node") is None:
             raise ConfigError(f"{name} needs node to run its tests, and node is not on PATH; "
                               "install Node.js or leave the JS sets out of --datasets")
-    rows = load_rows(names, path, limit=args.limit)
     from copygram.session import EditSession
 
     config: dict[str, object] = {"backend": args.backend, "model": args.model}
@@ -290,9 +291,10 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     # Approach "program" is program mode whatever the config says; "auto" is mode "auto".
     session = EditSession.from_config({**config, "mode": "program"})
-    invariant = getattr(session.backend, "batch_invariant", False)
-    # The kernels a forward's cost depends on (llama.cpp: what the build compiled in).
-    record.update(batch_invariant=invariant, build=getattr(session.backend, "build", None),
+    # What the model is and what a forward's cost depends on (llama.cpp: the build's kernels).
+    described = session.backend.describe()
+    invariant = bool(described.get("batch_invariant"))
+    record.update(batch_invariant=invariant, build=described.get("build"), backend=described,
                   datasets=list(names),
                   arguments={key: value if isinstance(value, (int, float, list, type(None)))
                              else str(value) for key, value in vars(args).items()})

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram import Copy, EditSession, Gen, GenerationError, LengthError, Program
+from copygram.decode.budgets import REPEAT_LIMIT, Budget, RepeatGuard, token_budget
 from copygram.decode.document import EditDocument
-from copygram.decode.guards import REPEAT_LIMIT, Budget, RepeatGuard, token_budget
 from copygram.decode.stats import RunStats
 from copygram.testing import ScriptedBackend
 
