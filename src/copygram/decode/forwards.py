@@ -86,6 +86,16 @@ class Forwards:
         self._record(len(ids), tick)
         return logits
 
+    def prefill(self, prompt: list[int]) -> Logits:
+        """Splice ``prompt`` (:func:`prefill`: the prefix the cache holds is reused), its cached
+        tokens and time kept in the stats, apart from the forwards; logits after it."""
+        tick = time.perf_counter()
+        logits, spliced = prefill(self.backend, prompt)
+        self.last_batched = spliced > 1
+        self.stats.cached_prompt_tokens = len(prompt) - spliced
+        self.stats.prefill_s = time.perf_counter() - tick
+        return logits
+
     def forward_rows(self, ids: list[int], rows: list[int]) -> npt.NDArray[np.float32]:
         """Append ``ids`` in one forward; logits after each ``ids[r]``, ``r`` in ``rows``."""
         tick = time.perf_counter()
@@ -94,4 +104,17 @@ class Forwards:
         return logits
 
 
-__all__ = ["Forwards"]
+def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
+    """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
+    message and worked example are the same for every edit). Returns the logits after it and
+    how many tokens the splice appended."""
+    cached = backend.cached_ids
+    common = 0
+    limit = min(len(cached), len(prompt_ids) - 1)  # splice at least one token for logits
+    while common < limit and cached[common] == prompt_ids[common]:
+        common += 1
+    backend.truncate(common)
+    return backend.splice(prompt_ids[common:]), len(prompt_ids) - common
+
+
+__all__ = ["Forwards", "prefill"]

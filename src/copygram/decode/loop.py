@@ -33,6 +33,7 @@ from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftSource
 from copygram.decode.events import DoneEvent, EditResult, Event
 from copygram.decode.formats import decode_format
+from copygram.decode.forwards import prefill
 from copygram.decode.meter import Meter
 from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader
@@ -43,21 +44,8 @@ from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.resolve import resolve
 
 if TYPE_CHECKING:
-    from copygram.backends.base import Backend, Logits
+    from copygram.backends.base import Backend
     from copygram.constraints import Constraint
-
-
-def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
-    """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
-    message and worked example are the same for every edit). Returns the logits after it and
-    how many tokens the splice appended."""
-    cached = backend.cached_ids
-    common = 0
-    limit = min(len(cached), len(prompt_ids) - 1)  # splice at least one token for logits
-    while common < limit and cached[common] == prompt_ids[common]:
-        common += 1
-    backend.truncate(common)
-    return backend.splice(prompt_ids[common:]), len(prompt_ids) - common
 
 
 def prompt_ids(setup: EditSetup, document: str, instruction: str) -> list[int]:
@@ -154,11 +142,7 @@ def run(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Pol
     stats.prompt_tokens = len(prompt)
     budget = token_budget(document, len(prompt), backend.context_length, options.max_new_tokens)
 
-    tick = time.perf_counter()
-    logits, spliced = prefill(backend, prompt)
-    meter.last_batched = spliced > 1
-    stats.cached_prompt_tokens = len(prompt) - spliced
-    stats.prefill_s = time.perf_counter() - tick
+    logits = meter.prefill(prompt)
 
     gen_started = time.perf_counter()
     eos_ids = backend.eos_token_ids

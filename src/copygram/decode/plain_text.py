@@ -43,7 +43,6 @@ from copygram.decode.completion import (
 from copygram.decode.drafting import Draft
 from copygram.decode.drafting.prediction import PredictionDrafter
 from copygram.decode.forwards import Forwards
-from copygram.decode.loop import prefill
 from copygram.decode.policies import Policy
 from copygram.decode.setup import EditSetup
 from copygram.errors import DocumentError
@@ -137,11 +136,7 @@ def generate(setup: EditSetup, prompt: list[int], policy: TextPolicy, *, max_tok
     stats = forwards.stats
     stats.prompt_tokens = len(prompt)
     text = _Text(setup.token_bytes, stop)
-    tick = time.perf_counter()
-    logits, spliced = prefill(backend, prompt)
-    forwards.last_batched = spliced > 1
-    stats.cached_prompt_tokens = len(prompt) - spliced
-    stats.prefill_s = time.perf_counter() - tick
+    logits = forwards.prefill(prompt)
     started = time.perf_counter()
     allowed = np.ones(len(logits), dtype=np.bool_)  # no grammar: every token may follow
     eos = backend.eos_token_ids

@@ -4,6 +4,7 @@ The loops read the options from it; nothing here is decided per edit."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -43,7 +44,7 @@ class EditSetup:
     prompt_builder: PromptBuilder
     options: SessionConfig = field(default_factory=SessionConfig)
 
-    @property
+    @functools.cached_property
     def draft(self) -> DraftConfig:
         """The drafts of this setup's mode (:func:`draft_config`)."""
         return draft_config(self.options)
