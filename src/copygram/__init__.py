@@ -39,22 +39,19 @@ if TYPE_CHECKING:
     from copygram.backends import Backend, load
     from copygram.config import Config, SessionConfig, parse_config
     from copygram.constraints import Constraint, compile_constraint
-    from copygram.decode.completion import (
-        Completion,
-        CompletionDoneEvent,
-        CompletionEvent,
-        SpanEvent,
-        TokenEvent,
-    )
     from copygram.decode.drafting import DraftConfig
     from copygram.decode.events import (
+        Completion,
+        CompletionEvent,
         CopyEvent,
         DoneEvent,
         EditResult,
         Event,
-        GenTokenEvent,
         RedoEvent,
         RetractEvent,
+        SpanEvent,
+        StopReason,
+        TokenEvent,
     )
     from copygram.decode.sampling import Sampling
     from copygram.language.damage import Damage, find_damage
@@ -74,10 +71,9 @@ __version__ = _version()
 
 _LAZY = {
     "EditSession": "copygram.session",
-    **dict.fromkeys(("EditResult", "Event", "GenTokenEvent", "CopyEvent", "DoneEvent",
-                     "RedoEvent", "RetractEvent"), "copygram.decode.events"),
-    **dict.fromkeys(("Completion", "CompletionEvent", "CompletionDoneEvent", "SpanEvent",
-                     "TokenEvent"), "copygram.decode.completion"),
+    **dict.fromkeys(("EditResult", "Event", "CopyEvent", "DoneEvent", "RedoEvent",
+                     "RetractEvent", "Completion", "CompletionEvent", "SpanEvent", "StopReason",
+                     "TokenEvent"), "copygram.decode.events"),
     "Sampling": "copygram.decode.sampling",
     "DraftConfig": "copygram.decode.drafting",
     **dict.fromkeys(("SessionConfig", "Config", "parse_config"), "copygram.config"),
@@ -103,7 +99,6 @@ __all__ = [
     "Backend",
     "BackendError",
     "Completion",
-    "CompletionDoneEvent",
     "CompletionEvent",
     "Config",
     "ConfigError",
@@ -121,7 +116,6 @@ __all__ = [
     "EditSession",
     "Event",
     "Gen",
-    "GenTokenEvent",
     "GenerationError",
     "LengthError",
     "LineRange",
@@ -135,6 +129,7 @@ __all__ = [
     "Sampling",
     "SessionConfig",
     "SpanEvent",
+    "StopReason",
     "TokenEvent",
     "TokenId",
     "compile_constraint",

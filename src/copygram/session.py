@@ -24,10 +24,17 @@ from copygram.config import (
     read_config,
 )
 from copygram.decode.checked import checked
-from copygram.decode.completion import CompletionEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import DraftConfig
-from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
+from copygram.decode.events import (
+    CompletionEvent,
+    CopyEvent,
+    DoneEvent,
+    EditResult,
+    Event,
+    SpanEvent,
+    TokenEvent,
+)
 from copygram.decode.formats import prompt_builder
 from copygram.decode.loop import prepare, stream_edit
 from copygram.decode.modes import choose_mode
@@ -202,10 +209,10 @@ class EditSession:
         expected to resemble, as in OpenAI's Predicted Outputs) as the speculative draft. Under
         greedy decoding the reply is token-identical with and without a prediction.
 
-        Events (:mod:`copygram.decode.completion`), in order: a ``TokenEvent(token_id, text)``
-        for each token the model chose itself (not from the draft), a ``SpanEvent(token_ids,
-        text, source)`` for each run of predicted tokens it accepted (verified in one forward),
-        and last a ``CompletionDoneEvent(result, text)``. Every event's ``text`` is the output
+        Events (:mod:`copygram.decode.events`, as an edit's), in order: a ``TokenEvent(token_id,
+        text, start, end)`` for each token the model chose itself (not from the draft), a
+        ``SpanEvent(token_ids, text, source, start, end)`` for each run of predicted tokens it
+        accepted (verified in one forward), and last a ``DoneEvent(result, text)``. Every event's ``text`` is the output
         text it makes final; joined over all events they are ``result.text`` (text that might
         begin a stop string, or a cut UTF-8 character, waits for a later event). ``result`` is a
         ``Completion``: ``text`` (cut before the first ``stop`` string), ``raw`` (every
@@ -263,4 +270,4 @@ class EditSession:
 
 
 __all__ = ["CompletionEvent", "CopyEvent", "DoneEvent", "EditResult", "EditSession", "Event",
-           "GenTokenEvent", "TeacherPolicy"]
+           "SpanEvent", "TeacherPolicy", "TokenEvent"]

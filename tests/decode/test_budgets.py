@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram import Copy, EditSession, Gen, GenerationError, LengthError, Program
+from copygram import (
+    Copy,
+    EditResult,
+    EditSession,
+    Gen,
+    GenerationError,
+    LengthError,
+    Program,
+    render,
+)
 from copygram.decode.budgets import REPEAT_LIMIT, Budget, RepeatGuard, token_budget
 from copygram.decode.document import EditDocument
 from copygram.decode.stats import RunStats
@@ -82,3 +91,20 @@ def test_a_model_that_never_ends_stops_on_the_budget_not_on_the_context() -> Non
     with pytest.raises(LengthError, match=r"within 20 tokens \(max_new_tokens\)"):
         EditSession(ScriptedBackend(DOCUMENT, endless), on_damage="keep",
                     syntax="lines", max_new_tokens=20, mode="program").edit(DOCUMENT, "x")
+
+
+def test_a_draft_may_finish_a_program_past_its_budget() -> None:
+    # Only a token chosen past the budget fails a program, not an end reached through a draft:
+    # 40 program tokens, of which drafts write the copy tag's, end within max_new_tokens 31.
+    document = "".join(f"line {i}\n" for i in range(1, 41))
+    program = Program([Gen("line one\n"), Copy(2, 40)])
+    assert len(render(program).encode()) == 40
+
+    def edit(budget: int) -> EditResult:
+        return EditSession(ScriptedBackend(document, program), on_damage="keep", syntax="lines",
+                           max_new_tokens=budget, mode="program",
+                           draft_adaptive=False).edit(document, "x")
+
+    assert edit(31).program == program and edit(40).program == program
+    with pytest.raises(LengthError):
+        edit(30)

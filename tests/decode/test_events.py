@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from copygram import Gen, Program, render
 from copygram.bench.replay import replay
-from copygram.decode.events import DoneEvent, Event, GenTokenEvent, count_markup_forwards
+from copygram.decode.events import DoneEvent, Event, SpanEvent, TokenEvent, count_markup_forwards
 from copygram.language.lines import split_lines
 from copygram.language.syntaxes import get_syntax
 from copygram.session import EditSession
@@ -31,7 +31,7 @@ def markup_forwards_from_the_ops(events: list[Event], syntax: str) -> int:
         at += len(rendered)
     return sum(
         not any(a <= e.start and e.end <= b for a, b in spans)
-        for e in events if isinstance(e, GenTokenEvent) and not e.drafted)
+        for e in events if isinstance(e, TokenEvent))
 
 
 @settings(max_examples=40)
@@ -50,11 +50,17 @@ def test_token_offsets_and_markup_forwards(data: st.DataObject, document: str, s
     assert isinstance(done, DoneEvent)
     text = done.result.program_text.encode()
     assert text == render(program, syntax).encode()
-    tokens = [e for e in events if isinstance(e, GenTokenEvent)]
+    tokens = [e for e in events if isinstance(e, TokenEvent)]
+    spans = [e for e in events if isinstance(e, SpanEvent)]
     for event in tokens:
         assert text[event.start : event.end] == bytes([event.token_id])
-    assert sum(not e.drafted for e in tokens) == done.result.stats.decoded_tokens
-    assert sum(e.drafted for e in tokens) == done.result.stats.drafted_tokens
+    for span in spans:
+        assert text[span.start : span.end] == bytes(span.token_ids)
+    assert len(tokens) == done.result.stats.decoded_tokens
+    assert sum(len(e.token_ids) for e in spans) == done.result.stats.drafted_tokens
+    # Every event's text joined is the program: forced markup rides on the next event.
+    assert "".join(e.text for e in events if isinstance(e, TokenEvent | SpanEvent | DoneEvent)) \
+        == done.result.program_text
     expected = markup_forwards_from_the_ops(events, syntax)
     assert count_markup_forwards(events, syntax) == expected
     replayed = replay(session, document, program, measure_plain=False)

@@ -15,8 +15,8 @@ from copygram import (
     DoneEvent,
     Gen,
     GenerationError,
-    GenTokenEvent,
     Program,
+    TokenEvent,
     parse,
     render,
     resolve,
@@ -99,7 +99,7 @@ def test_stream_yields_tokens_and_copies_in_order() -> None:
     copies = [e.lines for e in events if isinstance(e, CopyEvent)]
     assert [(r.start, r.end) for r in copies] == [(1, 1), (3, 6), (2, 2)]
     assert isinstance(events[-1], DoneEvent)
-    assert any(isinstance(e, GenTokenEvent) for e in events)
+    assert any(isinstance(e, TokenEvent) for e in events)
 
 
 @settings(max_examples=60)

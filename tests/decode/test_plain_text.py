@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram import EditSession
-from copygram.decode.completion import (
+from copygram.decode.events import (
     Completion,
-    CompletionDoneEvent,
     CompletionEvent,
+    DoneEvent,
     SpanEvent,
     TokenEvent,
 )
@@ -28,7 +28,7 @@ REPLY = "def f(x):\n    return x + 2\n\n\nprint(f(2))\n"
 def run(events: list[CompletionEvent]) -> Completion:
     """The result, after checking the stream: done last, the texts adding up to the result."""
     *body, done = events
-    assert isinstance(done, CompletionDoneEvent)
+    assert isinstance(done, DoneEvent)
     assert all(isinstance(event, (TokenEvent, SpanEvent)) for event in body)
     assert "".join(event.text for event in events) == done.result.text
     tokens = [t for e in body if isinstance(e, (TokenEvent, SpanEvent))
@@ -78,7 +78,7 @@ def test_a_stop_string_prefix_is_held_back_then_released() -> None:
     result = run(events)
     assert result.text == "abcST" and result.stop_reason == "eos"
     done = events[-1]
-    assert isinstance(done, CompletionDoneEvent) and done.text == "ST"
+    assert isinstance(done, DoneEvent) and done.text == "ST"
 
 
 @pytest.mark.parametrize("prediction", [None, REPLY])

@@ -18,12 +18,11 @@ from copygram import EditSession
 from copygram.bench.quality import rewrite_decode
 from copygram.bench.replay import replay_rewrite
 from copygram.config import parse_config
-from copygram.decode.completion import SpanEvent, TokenEvent
-from copygram.decode.events import DoneEvent, EditResult
+from copygram.decode.events import DoneEvent, EditResult, SpanEvent, TokenEvent
 from copygram.decode.prompt import DefaultPromptBuilder, RewritePromptBuilder
 from copygram.decode.rewrite import extract_document, rewrite_budget
 from copygram.decode.sampling import Sampler, Sampling
-from copygram.errors import ConfigError, DocumentError
+from copygram.errors import ConfigError, DamagedEditError, DocumentError
 from copygram.testing import EOS, ScriptedBackend, SplitPromptBackend
 from tests.decode.stepwise import stepwise_text
 from tests.strategies import related_documents, texts
@@ -186,6 +185,15 @@ def test_max_new_tokens_bounds_a_rewrite() -> None:
                           mode="rewrite", max_new_tokens=7)
     result = session.edit(DOCUMENT, "x")
     assert result.raw == EDITED[:7] and result.stats.output_tokens == 7
+    # The file would be cut short: kept here, marked; refused by default.
+    assert result.stop_reason == "max_tokens"
+    assert result.damage[0].kind == "unfinished"
+    with pytest.raises(DamagedEditError, match="token budget") as caught:
+        session.derive(on_damage="error").edit(DOCUMENT, "x")
+    assert isinstance(caught.value.result, EditResult)
+    assert caught.value.result.stop_reason == "max_tokens"
+    whole = session.derive(max_new_tokens=None).edit(DOCUMENT, "x")
+    assert whole.stop_reason == "eos" and not whole.damage
 
 
 def test_from_config_reads_the_mode(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from copygram.backends.base import Backend
-from copygram.decode.completion import CompletionDoneEvent
+from copygram.decode.events import DoneEvent
 from copygram.decode.rewrite import rewrite_budget
 from copygram.session import EditSession
 from tests.decode.real_models import MODELS, real_backend
@@ -101,5 +101,5 @@ def test_complete_with_and_without_a_prediction(backend: Backend) -> None:
     prompt = backend.tokenize(backend.chat_prompt(messages), special=True)
     for prediction in (None, EDITS[0][0]):
         *_, done = session.complete(messages, prediction=prediction, max_tokens=60)
-        assert isinstance(done, CompletionDoneEvent)
+        assert isinstance(done, DoneEvent)
         assert_plain_greedy(backend, prompt, done.result.token_ids, 60)

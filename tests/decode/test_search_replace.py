@@ -8,7 +8,7 @@ import itertools
 import pytest
 from hypothesis import given
 
-from copygram import ConfigError, DoneEvent, GenTokenEvent, Program
+from copygram import ConfigError, DoneEvent, Program, SpanEvent, TokenEvent
 from copygram.bench.replay import replay
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.prompt import SearchReplacePromptBuilder
@@ -75,11 +75,16 @@ def test_any_rendered_edit_comes_out_as_its_result(edit: tuple[str, Program]) ->
     assert isinstance(done, DoneEvent)
     assert done.result.text == resolve(program, document)
     # Each token the model chose is an event at its bytes in the program (what the grammar
-    # forced has none: the gaps between events).
+    # forced has none: the gaps between events), and the events' texts spell the program.
     written = blocks.encode("utf-8")
-    tokens = [e for e in events if isinstance(e, GenTokenEvent)]
+    tokens = [e for e in events if isinstance(e, TokenEvent | SpanEvent)]
     assert all(a.end <= b.start for a, b in itertools.pairwise(tokens))
-    assert all(written[e.start:e.end] == bytes([e.token_id]) for e in tokens)
+    assert all(written[e.start:e.end] == bytes([e.token_id]) for e in tokens
+               if isinstance(e, TokenEvent))
+    assert all(written[e.start:e.end] == bytes(e.token_ids) for e in tokens
+               if isinstance(e, SpanEvent))
+    assert "".join(e.text for e in events if isinstance(e, TokenEvent | SpanEvent | DoneEvent)) \
+        == blocks
 
 
 def test_the_prompt_shows_the_document_unnumbered_and_an_example_in_blocks() -> None:
@@ -182,12 +187,12 @@ def test_inside_a_search_part_the_draft_is_the_rest_of_the_run() -> None:
     drafter = BlockDrafter(split_lines(DOCUMENT), backend.tokenize, backend.token_bytes(),
                            DraftConfig(adaptive=False))
     program = BLOCK_OPEN + "    y = x\n    ret"
-    draft = drafter.propose(program, backend.tokenize(program))
+    draft = drafter.propose(backend.tokenize(program))
     assert draft is not None and draft.source == "run"
     assert backend.detokenize(draft.tokens) == "urn y + 1\n\n\ndef g():\n"[:len(draft.tokens)]
     # Before the run's first line is complete the model chooses where it starts: no draft.
     first = BLOCK_OPEN + "    y"
-    assert drafter.propose(first, backend.tokenize(first)) is None
+    assert drafter.propose(backend.tokenize(first)) is None
 
 
 def test_merge_retyped_takes_a_replacements_retyped_neighbours_into_its_run() -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram import ConfigError, DoneEvent, GenTokenEvent
+from copygram import ConfigError, DoneEvent, TokenEvent
 from copygram.config import parse_config
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import RetractEvent
@@ -175,7 +175,7 @@ def test_an_unchanged_block_is_written_again_from_the_models_runner_up() -> None
     parted = len(NO_OP[: NO_OP.index("r\n>>>") + 1].encode())
     assert [e.start for e in retracts] == [parted]
     after = events[events.index(retracts[0]) + 1:]
-    tokens = [e for e in after if isinstance(e, GenTokenEvent)]
+    tokens = [e for e in after if isinstance(e, TokenEvent)]
     assert tokens[0].start == parted and tokens[0].text == " "
     # The KV cache holds the program written, nothing of the block taken back.
     cached = bytes(t for t in backend.cached_ids if t < EOS)
@@ -231,10 +231,10 @@ def test_a_rewound_block_drafter_drafts_as_a_fresh_one() -> None:
     again = BLOCK_OPEN + HEAD + DIVIDER + "def area(r):\n    return 2.0 * p"  # as long, other bytes
     assert len(taken) == len(again)
     rewound = drafter()
-    rewound.propose(taken, backend.tokenize(taken))
+    rewound.propose(backend.tokenize(taken))
     rewound.rewind(len((BLOCK_OPEN + HEAD + DIVIDER + "def area(r):\n    return ").encode()))
-    fresh = drafter().propose(again, backend.tokenize(again))
-    assert rewound.propose(again, backend.tokenize(again)) == fresh
+    fresh = drafter().propose(backend.tokenize(again))
+    assert rewound.propose(backend.tokenize(again)) == fresh
 
 
 def test_retry_unchanged_is_for_blocks() -> None:

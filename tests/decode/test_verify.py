@@ -5,7 +5,8 @@ program with each copy's lines after its tag, nothing rejected."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,10 +15,9 @@ from copygram import Copy, Gen, Program, parse, render
 from copygram.config import SessionConfig
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import Draft, DraftSource
-from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, GenTokenEvent
-from copygram.decode.loop import prompt_ids, run
+from copygram.decode.events import CopyEvent, DoneEvent, EditResult, Event, SpanEvent
+from copygram.decode.loop import edit_job, prompt_ids, run_edit
 from copygram.decode.policies import SamplingPolicy
-from copygram.decode.program_reader import OpReader
 from copygram.decode.prompt import DefaultPromptBuilder, program_in_context
 from copygram.decode.sampling import Sampling
 from copygram.decode.setup import EditSetup
@@ -42,9 +42,10 @@ class ProgramAhead:
         self.k, self.announce, self.content = k, announce, content
         self.verdicts: list[tuple[int, int, int]] = []  # (program bytes before, drafted, accepted)
         self._done = 0
+        self.program: Callable[[], str] = str  # the program so far: the edit's constraint's
 
-    def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
-        done = len(program.encode("utf-8"))
+    def propose(self, context: Sequence[int], feed: int = 1) -> Draft | None:
+        done = len(self.program().encode("utf-8"))
         rest = list(self.text[done : done + self.k])
         if not rest:
             return None
@@ -71,10 +72,11 @@ def run_with(document: str, program: Program, source: DraftSource | None, *,
     doc = EditDocument(document, backend.tokenize)
     prompt = prompt_ids(setup, document, "x")
 
-    def make(_doc: EditDocument, _reader: OpReader | None) -> DraftSource | None:
-        return source
-
-    events = list(run(setup, doc, prompt, SamplingPolicy(Sampling()), make))
+    policy = SamplingPolicy(Sampling())
+    job = dataclasses.replace(edit_job(setup, doc, "x", policy, len(prompt)), drafter=source)
+    if isinstance(source, ProgramAhead):
+        source.program = lambda: job.constraint.program_text
+    events = list(run_edit(setup, doc, prompt, policy, job))
     done = events[-1]
     assert isinstance(done, DoneEvent)
     return done.result, events, backend
@@ -110,7 +112,7 @@ def test_a_draft_that_closes_a_copy_before_its_last_token_is_cut_at_the_close() 
     assert early
     copies = [e.lines for e in events if isinstance(e, CopyEvent)]
     assert [(c.start, c.end) for c in copies] == [(1, 1), (3, 6), (2, 2)]
-    assert any(isinstance(e, GenTokenEvent) and e.drafted for e in events)
+    assert any(isinstance(e, SpanEvent) for e in events)
     plain, _, _ = run_with(DOCUMENT, PROGRAM, None)
     assert result.program_text == plain.program_text
     assert result.stats.program_tokens == plain.stats.program_tokens

@@ -6,7 +6,9 @@ it skip (their ``serve`` marker) instead of failing to import.
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -83,3 +85,29 @@ def make_client() -> Iterator[MakeClient]:
     yield make
     for client in clients:
         client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def live_server() -> Iterator[str]:
+    """``copygram serve``'s app around the scripted model (program mode, copy tags) on a
+    loopback port, served by uvicorn in a thread: its base URL."""
+    import uvicorn
+
+    from copygram.serve.app import create_app
+
+    backend = FlakyBackend(DOCUMENT, PROGRAM)
+    app = create_app(lambda: EditSession(backend, syntax="lines", mode="program"),
+                     model_id="scripted")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)

@@ -181,14 +181,23 @@ def test_a_streamed_block_that_changed_nothing_is_taken_back_and_written_again(
     kinds = [e["type"] for e in events]
     retract = events[kinds.index("retract")]
     assert retract["start"] == len(fix[: fix.index("2\n")].encode())
-    # Each token event lies where it stands in the program its stream had then: the model's
-    # first program up to the retract, the final one after it (from the byte taken back on).
+    # Each token event ends where its text ends in the program its stream had then (the
+    # markup forced before it rides on its text): the model's first program up to the retract,
+    # the final one after it (from the byte taken back on). Joined, cut at the retract, the
+    # texts spell the program.
     at = kinds.index("retract")
     before, after = events[:at], events[at + 1:]
+    written = b""
     for stream, program in ((before, no_op), (after, fix)):
         for token in (e for e in stream if e["type"] == "token"):
             start, end = int(token["start"]), int(token["end"])
-            assert program.encode()[start:end].decode() == token["text"]
+            assert program.encode()[:end].endswith(str(token["text"]).encode())
+            assert start < end
+            written += str(token["text"]).encode()
+        if stream is before:
+            assert no_op.encode().startswith(written)
+            written = written[: int(retract["start"])]
+    assert fix.encode().startswith(written)
     first_after = next(e for e in after if e["type"] == "token")
     assert first_after["start"] == retract["start"] and first_after["text"] == "2"
 
@@ -238,8 +247,12 @@ def test_a_streamed_edit_sends_the_programs_events(make_client: MakeClient) -> N
     tokens = [e for e in events if isinstance(e, dict) and e["type"] == "token"]
     copies = [e for e in events if isinstance(e, dict) and e["type"] == "copy"]
     program = str(done["program"]).encode()
-    assert tokens and all(program[int(str(t["start"])):int(str(t["end"]))].decode() == t["text"]
+    # Each event's text ends at its bytes (the markup forced before it rides on it); joined,
+    # the texts are the program up to the markup forced after the last one.
+    assert tokens and all(program[:int(str(t["end"]))].endswith(str(t["text"]).encode())
                           for t in tokens)
+    joined = "".join(str(t["text"]) for t in tokens).encode()
+    assert program.startswith(joined) and len(joined) == int(str(tokens[-1]["end"]))
     assert [(c["start"], c["end"]) for c in copies] == [(1, 1), (3, 5)]
 
 

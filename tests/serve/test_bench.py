@@ -3,17 +3,11 @@ its requests, its stream parsing and its summary, in a second."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Iterator
-
 import pytest
 
 from copygram.bench.data import EditRow
 from copygram.bench.serve import markdown, percentile, request_body, run_variant, send
-from copygram.session import EditSession
-from tests.serve.conftest import DOCUMENT, EDITED, PROGRAM, FlakyBackend
+from tests.serve.conftest import DOCUMENT, EDITED
 
 pytestmark = pytest.mark.serve
 
@@ -21,27 +15,8 @@ ROW = EditRow(dataset="toy", id="toy:1", before=DOCUMENT, after=EDITED, instruct
 
 
 @pytest.fixture
-def url() -> Iterator[str]:
-    import uvicorn
-
-    from copygram.serve.app import create_app
-
-    backend = FlakyBackend(DOCUMENT, PROGRAM)
-    app = create_app(lambda: EditSession(backend, syntax="lines",
-                                         mode="program"), model_id="scripted")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+def url(live_server: str) -> str:
+    return live_server
 
 
 def test_the_program_variant_times_streamed_edits(url: str) -> None:

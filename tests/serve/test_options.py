@@ -222,3 +222,12 @@ def test_the_documented_continue_config_reaches_the_server(make_client: MakeClie
     response = client.post(f"{path}/chat/completions", json=body, headers=auth)
     assert response.status_code == 200, response.text
     assert content_of(chunks_of(response.text)) == REPLY
+
+
+def test_a_rewrite_cut_by_max_tokens_writes_no_text_unless_damage_is_kept(
+        make_client: MakeClient) -> None:
+    client = make_client(ScriptedBackend(reply=REPLY))
+    body = client.post("/v1/edits", json={**REWRITE, "max_tokens": 5}).json()
+    assert body["finish_reason"] == "length" and body["text"] is None
+    assert body["program"] == REPLY[:5] and body["usage"]["completion_tokens"] == 5
+    assert client.post("/v1/edits", json=REWRITE).json()["text"] == REPLY  # whole: as it was

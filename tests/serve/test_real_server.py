@@ -59,7 +59,8 @@ def base_url() -> Iterator[str]:
         pytest.skip(str(exc))
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "copygram", "serve", "--port", str(port), "--api-key", KEY,
+        [sys.executable, "-m", "copygram", "serve", "--model", "smollm2-135m", "--port",
+         str(port), "--api-key", KEY,
          "--log-level", "warning", "--timeout", "120"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"

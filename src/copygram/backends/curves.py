@@ -24,26 +24,41 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from copygram.backends.base import BatchProfile
 from copygram.config import BackendConfig
 from copygram.errors import ConfigError
 
-__all__ = ["config_costs", "read_cost_curve", "with_costs"]
+__all__ = ["KernelPoint", "config_costs", "read_cost_curve", "read_kernel_points", "with_costs"]
 
 _HOW = ("write one with `copygram bench kernel --backend {backend} --model MODEL --n "
         "2,4,8,16,32,64,128 --out DIR` on this machine and pass DIR/kernel.json")
 
 
-def read_cost_curve(path: str | Path, backend: str,
-                    model: str | None = None) -> tuple[tuple[int, float], ...]:
-    """The ``(n_tokens, cost)`` points of ``backend``'s entry in a ``kernel.json`` that
-    ``copygram bench kernel`` wrote, starting at ``(1, 1.0)``. ``model``: the file name of the
-    model being loaded; a curve measured on another model is refused (a forward's cost depends
-    on the model's size). Raises :class:`ConfigError` saying how to write a good file. Cost: one
-    small file read."""
+@dataclass(frozen=True)
+class KernelPoint:
+    """One row of ``copygram bench kernel``'s measurement (seconds, medians): ``n`` one-token
+    steps (``decode_s``), one forward of the same ``n`` tokens (``splice_s``) and, where the
+    file has it, one that keeps every row's logits (``verify_s``)."""
+
+    n: int
+    decode_s: float
+    splice_s: float
+    verify_s: float | None = None
+
+
+def read_kernel_points(path: str | Path, backend: str,
+                       model: str | None = None) -> tuple[KernelPoint, ...]:
+    """``backend``'s rows in a ``kernel.json`` that ``copygram bench kernel`` wrote (or a
+    directory holding one), checked: the one reader of that file's curve (the cost curve below
+    and the bench's ``s(N)`` read it). ``model``: the file name of the model being loaded; a
+    curve measured on another model is refused (a forward's cost depends on the model's size).
+    Raises :class:`ConfigError` saying how to write a good file. Cost: one small file read."""
     file = Path(path).expanduser()
+    if file.is_dir():
+        file = file / "kernel.json"
     how = _HOW.format(backend=backend)
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
@@ -53,26 +68,38 @@ def read_cost_curve(path: str | Path, backend: str,
         raise ConfigError(f"cost_curve {file} cannot be read as JSON ({exc}); {how}") from None
     entry = data.get(backend) if isinstance(data, dict) else None
     if not isinstance(entry, dict):
-        raise ConfigError(f"cost_curve {file} holds no measurement for backend {backend!r}; "
-                          f"{how}")
+        measured_backends = ", ".join(data) if isinstance(data, dict) else ""
+        raise ConfigError(f"cost_curve {file} holds no measurement for backend {backend!r} "
+                          f"(it has: {measured_backends or 'none'}); {how}")
     measured = entry.get("model")
     if model is not None and isinstance(measured, str) and measured != model:
         raise ConfigError(f"cost_curve {file} was measured with {measured}, not {model}; a "
                           f"forward's cost depends on the model: {how}")
-    points: dict[int, float] = {}
+    points: list[KernelPoint] = []
     try:
         for row in entry["rows"]:
-            n, decode_s = int(row["n"]), float(row["decode_s"])
             verify = row.get("verify_s")
-            forward_s = float(row["splice_s"] if verify is None else verify)
-            if n < 2 or not all(math.isfinite(v) and v > 0 for v in (decode_s, forward_s)):
-                raise ValueError(f"row n={n}: need n >= 2 and positive finite times")
-            points[n] = forward_s / (decode_s / n)
+            point = KernelPoint(int(row["n"]), float(row["decode_s"]), float(row["splice_s"]),
+                                None if verify is None else float(verify))
+            times = (point.decode_s, point.splice_s, *(() if verify is None else (verify,)))
+            if point.n < 2 or not all(math.isfinite(v) and v > 0 for v in times):
+                raise ValueError(f"row n={point.n}: need n >= 2 and positive finite times")
+            points.append(point)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"cost_curve {file}: {backend}'s rows are not bench kernel rows "
                           f"({exc}); {how}") from None
     if not points:
         raise ConfigError(f"cost_curve {file}: {backend} has no rows; {how}")
+    return tuple(points)
+
+
+def read_cost_curve(path: str | Path, backend: str,
+                    model: str | None = None) -> tuple[tuple[int, float], ...]:
+    """The ``(n_tokens, cost)`` points of ``backend``'s entry in a ``kernel.json``
+    (:func:`read_kernel_points`), starting at ``(1, 1.0)``: ``cost(n) = forward(n) /
+    (decode(n) / n)``, the forward the verify forward where measured, made non-decreasing."""
+    points = {p.n: (p.splice_s if p.verify_s is None else p.verify_s) / (p.decode_s / p.n)
+              for p in read_kernel_points(path, backend, model)}
     costs = [(1, 1.0)]
     for n in sorted(points):
         # A forward of more tokens never costs less: a dip is the machine's noise.

@@ -4,7 +4,7 @@ greedy outputs a ``bench quality --rows`` run recorded, without running the mode
 Under greedy decoding the output is fixed, so how many forwards a drafter needs follows from its
 drafts alone: each forward appends one token the model chose and verifies a draft, which keeps
 the longest prefix equal to the output. :func:`replay_drafts` walks an output that way with any
-:class:`~copygram.decode.plain_text.TextDraftSource`, pricing each forward on the backend's fixed
+:class:`~copygram.decode.drafting.DraftSource`, pricing each forward on the backend's fixed
 cost curve (:class:`~copygram.backends.base.BatchProfile`, in decode steps). The two sources
 compared are rewrite mode's (:func:`~copygram.decode.plain_text.prediction_source`, built exactly
 as an edit builds it) and :class:`PromptLookup`, the peers' prompt lookup (transformers'
@@ -37,7 +37,7 @@ from copygram.errors import ConfigError
 
 if TYPE_CHECKING:
     from copygram.backends.base import BatchProfile
-    from copygram.decode.plain_text import TextDraftSource
+    from copygram.decode.drafting import DraftSource
 
 __all__ = ["DraftReplay", "PromptLookup", "RecordedOutput", "RowReplay", "add_arguments", "read_outputs",
            "replay_drafts", "run"]
@@ -55,7 +55,7 @@ class DraftReplay:
     accepted: int
 
 
-def replay_drafts(source: TextDraftSource | None, output: Sequence[int],
+def replay_drafts(source: DraftSource | None, output: Sequence[int],
                   profile: BatchProfile, max_tokens: int | None = None) -> DraftReplay:
     """Walk ``output`` as the decode loop would with ``source`` drafting (``None``: one token
     per forward), each draft keeping its longest prefix equal to the output and, as the loop
@@ -116,6 +116,10 @@ class PromptLookup:
             if follow:
                 return Draft(follow, source="lookup")
         return None
+
+    def with_content(self, draft: Draft, content_tokens: int) -> bool:
+        """Plain text closes no copy: never."""
+        return False
 
     def feedback(self, draft: Draft, accepted: int) -> None:
         """Nothing to learn: the peers draft ``k`` tokens every time."""

@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.backends import BACKENDS, Backend, load
+from copygram.backends.curves import read_kernel_points
 from copygram.bench.plots import kernel_plot
 from copygram.config import BackendConfig
 from copygram.decode.stats import RunStats
@@ -236,17 +237,10 @@ def read_results(path: Path) -> dict[str, KernelResult]:
 
 
 def load_kernel_curve(path: str | Path, backend: str) -> dict[int, float]:
-    """``s(N)`` for ``backend`` from a ``kernel.json`` (or a directory holding one)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / JSON_NAME
-    results = read_results(p)
-    if backend not in results:
-        raise ConfigError(
-            f"{p} has no kernel curve for {backend!r} (it has: {', '.join(results) or 'none'}); "
-            f"run: copygram bench kernel --backend {backend}"
-        )
-    return results[backend].curve()
+    """``s(N)`` (N decodes over one splice of N tokens) for ``backend`` from a ``kernel.json``
+    (or a directory holding one), read by the one reader of that file's rows
+    (:func:`~copygram.backends.curves.read_kernel_points`)."""
+    return {p.n: p.decode_s / p.splice_s for p in read_kernel_points(path, backend)}
 
 
 def _md_row(row: KernelRow) -> str:

@@ -10,9 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from copygram.decode.completion import Completion, CompletionDoneEvent
 from copygram.decode.document import EditDocument
-from copygram.decode.events import DoneEvent, Event, count_markup_forwards
+from copygram.decode.events import Completion, DoneEvent, Event, count_markup_forwards
 from copygram.decode.loop import prompt_ids, stream_edit
 from copygram.decode.plain_text import check_prompt_fits, generate, prediction_source
 from copygram.decode.policies import TeacherPolicy, TextTeacher
@@ -106,7 +105,7 @@ def replay_rewrite(session: EditSession, document: str, output: str, *, instruct
     events = list(generate(setup, prompt, teacher, max_tokens=max(budget, len(target) + 1),
                            source=source))
     done = events[-1]
-    if not isinstance(done, CompletionDoneEvent) or list(done.result.token_ids) != target:
+    if not isinstance(done, DoneEvent) or list(done.result.token_ids) != target:
         raise GenerationError("rewrite replay diverged from the output (a bug: please report "
                               "it)", partial_program="")
     return done.result

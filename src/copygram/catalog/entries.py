@@ -4,14 +4,15 @@ from (an installed package, or parts in pinned PyPI releases) and their pinned s
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from copygram.errors import ConfigError
 
-__all__ = ["ALIASES", "CATALOG", "CatalogEntry", "InstalledFile", "Package", "SplitFile",
-           "get_entry", "model_names"]
+__all__ = ["ALIASES", "CATALOG", "EDITOR", "EDITOR_MEMORY", "SMALL_EDITOR", "CatalogEntry",
+           "InstalledFile", "Package", "SplitFile", "default_editor", "get_entry", "model_names"]
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,33 @@ CATALOG: Final[tuple[CatalogEntry, ...]] = (
 
 # alias -> catalog name; "default" keeps today's configs working.
 ALIASES: Final[dict[str, str]] = {"default": "smollm2-135m"}
+
+
+EDITOR: Final = "qwen2.5-coder-1.5b"
+"""The catalog's best editor (docs/quality.md: the most bug fixes passed of the catalog's
+models), the model ``copygram edit`` and ``copygram serve`` use unless told otherwise."""
+
+SMALL_EDITOR: Final = "qwen2.5-coder-0.5b"
+EDITOR_MEMORY: Final = 4 << 30
+"""Memory below which :func:`default_editor` picks :data:`SMALL_EDITOR`: the 1.5B model takes
+~1.1 GB on disk and in memory plus ~0.9 GB of KV cache at its 32k context."""
+
+
+def default_editor(memory: int | None = None) -> tuple[str, str]:
+    """The model the commands edit with unless a config or ``--model`` names one, and why:
+    :data:`EDITOR`, or :data:`SMALL_EDITOR` on a machine with less than :data:`EDITOR_MEMORY`
+    of memory (``memory``: bytes; default: this machine's). The library's own default
+    (``model = "default"``) stays the tiny test model."""
+    if memory is None:
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (OSError, ValueError):  # a platform without the counters: assume enough
+            memory = EDITOR_MEMORY
+    gib = memory / (1 << 30)
+    if memory < EDITOR_MEMORY:
+        return SMALL_EDITOR, (f"this machine has {gib:.1f} GiB of memory, less than the "
+                              f"{EDITOR_MEMORY >> 30} GiB {EDITOR} wants")
+    return EDITOR, f"the catalog's strongest editor; this machine has {gib:.0f} GiB of memory"
 
 
 def model_names() -> tuple[str, ...]:

@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 
-__all__ = ["Progress", "Throttle", "mb", "stderr_progress"]
+__all__ = ["Progress", "Throttle", "mb", "stderr_progress", "transfer"]
 
 Progress = Callable[[str], None]
 
@@ -37,3 +37,16 @@ class Throttle:
 def mb(n: int) -> str:
     """``n`` bytes in megabytes, as progress and error messages show them: ``491.4 MB``."""
     return f"{n / 1e6:.1f} MB"
+
+
+def transfer(done: int, total: int, elapsed: float) -> str:
+    """How far a fetch is: ``412.0/1117.3 MB, 8.4 MB/s, ~1 min 24 s left`` (the rate and the
+    time left once a second has passed and bytes have come)."""
+    shown = f"{done / 1e6:.1f}/{mb(total)}"
+    if elapsed < 1 or done <= 0:
+        return shown
+    rate = done / elapsed
+    left = max(0.0, (total - done) / rate)
+    minutes, seconds = divmod(round(left), 60)
+    eta = f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+    return f"{shown}, {rate / 1e6:.1f} MB/s, ~{eta} left"

@@ -100,6 +100,7 @@ __all__ = [
     "check_syntax",
     "check_syntax_options",
     "check_tie_tolerance",
+    "command_config",
     "flat_keys",
     "parse_backend_config",
     "parse_config",
@@ -231,3 +232,25 @@ def parse_config(source: Mapping[str, object] | str | os.PathLike[str] | Config)
     # The backend first: a wrong backend or model is the likelier mistake and changes the most.
     backend_config = _build(BackendConfig, backend)
     return Config(session=_build(SessionConfig, session), backend=backend_config)
+
+
+def command_config(path: str | os.PathLike[str] | None, *, model: str | None = None,
+                   mode: str | None = None) -> Config:
+    """A command's configuration, parsed and checked once: the TOML file at ``path`` (``None``:
+    the defaults) with the command line's ``--model`` (a catalog name or a .gguf path) and
+    ``--mode`` in place of the file's. Where neither names a model, the commands edit with the
+    catalog's best editor for this machine (:func:`~copygram.catalog.default_editor`: fetched
+    on first use), not the library's tiny default. Raises :class:`ConfigError` as
+    :func:`parse_config` does, and for a ``path`` that is not a file, naming the flag."""
+    from copygram.catalog import default_editor
+
+    if path is not None and not Path(path).is_file():
+        raise ConfigError(f"--config {path}: no such file")
+    values = read_config(path) if path is not None else {}
+    if model is not None:
+        values["model"] = model
+    elif "model" not in values:
+        values["model"] = default_editor()[0]
+    if mode is not None:
+        values["mode"] = mode
+    return parse_config(values)

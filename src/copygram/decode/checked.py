@@ -13,6 +13,8 @@ happens to a damaged one is the session's ``on_damage``:
   budget: a :class:`~copygram.errors.GenerationError`) is redone so too, marked ``unfinished``,
   and so is one that missed what the instruction names (a definition it names left untouched,
   a name it introduces never written: :mod:`copygram.language.targets`), marked ``missed``.
+  A rewrite that stops on its token budget or a full context before its reply ends (its file
+  would be cut short: ``EditResult.stop_reason``) is damaged too, marked ``unfinished``.
 * ``"error"``: a :class:`~copygram.errors.DamagedEditError` with the damaged result.
 * ``"keep"``: the result as it is, ``EditResult.damage`` saying what is wrong (a caller that
   writes files, such as ``copygram edit``, still refuses it without ``--force``).
@@ -63,7 +65,7 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
                 yield event
                 continue
             result = event.result
-            damage = find_damage(document, result.text, language=language)
+            damage = _cut_short(result) + find_damage(document, result.text, language=language)
             if not damage and redo is not None and on_damage == "rewrite" and instruction:
                 damage = tuple(Damage("missed", miss) for miss in
                                find_misses(document, result.text, instruction, language))
@@ -89,12 +91,26 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
         if not isinstance(again, DoneEvent):
             yield again
             continue
-        second = find_damage(document, again.result.text, language=language)
+        second = _cut_short(again.result) + find_damage(document, again.result.text,
+                                                        language=language)
         if second:
             raise _refusal(dataclasses.replace(again.result, damage=second, redone=damaged),
                            second, redone=damaged)
         yield DoneEvent(dataclasses.replace(again.result, redone=damaged))
         return
+
+
+def _cut_short(result: EditResult) -> tuple[Damage, ...]:
+    """``unfinished`` where the output stopped on its budget or a full context (a rewrite: its
+    text is the reply so far, cut short; a program never ends so, it fails)."""
+    if result.stop_reason == "max_tokens":
+        return (Damage("unfinished", f"the output stopped on its token budget "
+                       f"({result.stats.output_tokens} tokens) before it ended, so the file "
+                       "would be cut short; raise max_new_tokens"),)
+    if result.stop_reason == "context":
+        return (Damage("unfinished", "the output filled the model's context before it ended, "
+                       "so the file would be cut short; raise n_ctx or edit a smaller part"),)
+    return ()
 
 
 def _redoable(exc: GenerationError, on_damage: str,

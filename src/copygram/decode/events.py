@@ -1,4 +1,12 @@
-"""What the decode loop reports as it runs: a token chosen, a copy spliced, the result.
+"""What a decode run reports as it runs, and what it ends with: one family of events for edit
+programs, rewrite mode and chat completions alike (the one loop, :mod:`copygram.decode.loop`).
+
+Every token event carries ``text``, the output text it makes final: the bytes consumed since
+the previous event (tokens the grammar forced, which have no event of their own, included),
+less a tail held back while it ends inside a UTF-8 character or could still begin a stop string.
+Joining the ``text`` of every event of one run, its :class:`DoneEvent` included, gives the
+output (the program text in program mode, the raw reply in rewrite mode, the completion's text),
+where a :class:`RetractEvent` cuts what was joined back to its ``start``.
 
 Statistics that only a benchmark reads are computed from these events after the loop, not in it:
 :func:`count_markup_forwards` is the one :class:`~copygram.decode.stats.RunStats` field filled so.
@@ -9,26 +17,43 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
 
-from copygram.decode.completion import SpanEvent, TokenEvent
 from copygram.decode.stats import RunStats
 from copygram.language.damage import Damage
 from copygram.language.ops import Program
 from copygram.language.syntaxes import DEFAULT_TAGS, get_syntax
 from copygram.language.types import LineRange
 
+StopReason = Literal["eos", "stop", "max_tokens", "context"]
+"""Why a run ended: an end-of-generation token (EOS or end of turn; a program's end), a stop
+string, the token budget (``max_tokens``, or an edit's default budget), or a full context."""
+
 
 @dataclass(frozen=True)
-class GenTokenEvent:
-    """The model chose a program token (markup or generated text).
-
-    ``drafted``: it came from a verified speculative draft (it shared a forward with the tokens
-    before it) rather than from a forward of its own. ``start``/``end``: where its bytes lie in
-    the UTF-8 program text (``result.program_text.encode()[start:end]``)."""
+class TokenEvent:
+    """The model chose ``token_id`` itself, in a forward of its own or from the row after a
+    draft's accepted tokens (the bonus token), not taken from a draft. ``start``/``end``: where
+    its bytes lie in the UTF-8 output (``result.raw.encode()[start:end]``)."""
 
     token_id: int
     text: str
-    drafted: bool = False
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True)
+class SpanEvent:
+    """Drafted tokens the model accepted, verified in the one forward that appended them.
+    ``source`` names the draft source (a rewrite's ``"line"``: aligned with a line of the
+    prediction; ``"rejoin"``: the same after a line the prediction did not hold; ``"resync"``:
+    the rest of a changed line; ``"lookup"``, ``"echo"``, ``"prompt"``: n-gram lookup in the
+    prediction, the output, the prompt; a program's drafters name theirs). ``start``/``end``:
+    the span's bytes in the output."""
+
+    token_ids: tuple[int, ...]
+    text: str
+    source: str = ""
     start: int = 0
     end: int = 0
 
@@ -43,11 +68,11 @@ class CopyEvent:
 
 @dataclass(frozen=True)
 class RetractEvent:
-    """The program text from byte ``start`` on was withdrawn: a verified copy
-    (``verify_copies``) was cut short, so its tag was rewritten (the copy's :class:`CopyEvent`
-    names the lines it kept), or a search/replace block that changed nothing is written again
-    from the model's runner-up token at one choice (``retry_unchanged``). The events after this one
-    continue from ``start``."""
+    """The output from byte ``start`` on was withdrawn (always between characters): a verified
+    copy (``verify_copies``) was cut short, so its tag was rewritten (the copy's
+    :class:`CopyEvent` names the lines it kept), or a search/replace block that changed nothing
+    is written again from the model's runner-up token at one choice (``retry_unchanged``). The
+    events after this one continue from ``start``."""
 
     start: int
 
@@ -65,7 +90,10 @@ class EditResult:
     program mode's edit was damaged and redone in rewrite mode (``on_damage = "rewrite"``), the
     damaged edit, whose ``damage`` says why; this result's ``stats`` are the rewrite's alone.
     ``mode``: the mode that wrote ``text``, ``"program"`` or ``"rewrite"`` (a session in mode
-    ``"auto"`` runs one of them per edit; a redone edit's is ``"rewrite"``)."""
+    ``"auto"`` runs one of them per edit; a redone edit's is ``"rewrite"``). ``stop_reason``:
+    why the run ended (:data:`StopReason`): a program always ends on its end (``"eos"``: one
+    that reaches its budget first is an error, not a result); a rewrite may end on its budget
+    or a full context, and then ``text`` is cut short (the edit check refuses it)."""
 
     text: str
     program: Program
@@ -75,6 +103,7 @@ class EditResult:
     damage: tuple[Damage, ...] = ()
     redone: EditResult | None = None
     mode: str = "program"
+    stop_reason: StopReason = "eos"
 
     def __post_init__(self) -> None:
         if not self.raw:
@@ -100,18 +129,66 @@ class RedoEvent:
 
 
 @dataclass(frozen=True)
-class DoneEvent:
-    result: EditResult
+class Completion:
+    """A finished chat completion (:meth:`~copygram.session.EditSession.complete`).
+
+    ``text``: the output, cut before the first stop string. ``raw``: every generated token's text
+    (the stop string and anything after it in the same token included; no EOS). ``token_ids``:
+    the generated tokens (no EOS). ``stop_reason``: see :data:`StopReason`; ``finish_reason`` is
+    OpenAI's name for it. ``stats``: forwards, decoded and accepted/rejected prediction tokens,
+    times (:class:`~copygram.decode.stats.RunStats`)."""
+
+    text: str
+    raw: str
+    token_ids: tuple[int, ...]
+    stop_reason: StopReason
+    stats: RunStats
+
+    @property
+    def finish_reason(self) -> Literal["stop", "length"]:
+        """``"stop"`` (an end-of-generation token or a stop string) or ``"length"``."""
+        return "stop" if self.stop_reason in ("eos", "stop") else "length"
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.stats.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def accepted_prediction_tokens(self) -> int:
+        """Prediction tokens the output took (OpenAI Predicted Outputs' name)."""
+        return self.stats.drafted_tokens
+
+    @property
+    def rejected_prediction_tokens(self) -> int:
+        """Prediction tokens computed in a verifying forward and not taken."""
+        return self.stats.rejected_tokens
 
 
-Event = (GenTokenEvent | CopyEvent | RetractEvent | RedoEvent | TokenEvent | SpanEvent
-         | DoneEvent)
-"""What an edit streams: program mode yields :class:`GenTokenEvent`, :class:`CopyEvent` and
-(with ``verify_copies`` or ``retry_unchanged``) :class:`RetractEvent`,
-rewrite mode :class:`~copygram.decode.completion.TokenEvent` and
-:class:`~copygram.decode.completion.SpanEvent`; both end with a :class:`DoneEvent`. A program
-whose edit would damage the file is followed by a :class:`RedoEvent` and rewrite mode's events
-(``on_damage = "rewrite"``)."""
+R = TypeVar("R", EditResult, Completion)
+
+
+@dataclass(frozen=True)
+class DoneEvent(Generic[R]):
+    """The last event: the run's ``result`` (an :class:`EditResult` for an edit, a
+    :class:`Completion` for a chat completion) and ``text``, the output text no earlier event
+    released (a tail held back until the end)."""
+
+    result: R
+    text: str = ""
+
+
+Event = TokenEvent | SpanEvent | CopyEvent | RetractEvent | RedoEvent | DoneEvent[EditResult]
+"""What an edit streams: :class:`TokenEvent` and :class:`SpanEvent` in every mode,
+:class:`CopyEvent` and (with ``verify_copies`` or ``retry_unchanged``) :class:`RetractEvent` in
+program mode, then a :class:`DoneEvent`. A program whose edit would damage the file is followed
+by a :class:`RedoEvent` and rewrite mode's events (``on_damage = "rewrite"``)."""
+
+CompletionEvent = TokenEvent | SpanEvent | DoneEvent[Completion]
+"""What a chat completion streams: its token and span events, then a :class:`DoneEvent`."""
 
 
 def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_TAGS) -> int:
@@ -122,12 +199,11 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_TAGS) -
     Computed after the run from the program text and the tokens' byte offsets, so the decode
     loop does not pay for a statistic only benchmarks read: the gen texts' byte spans come from
     the program's ops (:meth:`~copygram.language.syntaxes.Syntax.gen_text_spans`)."""
-    tokens: list[GenTokenEvent] = []
+    tokens: list[TokenEvent] = []
     program = ""
     for event in events:
-        if isinstance(event, GenTokenEvent):
-            if not event.drafted:
-                tokens.append(event)
+        if isinstance(event, TokenEvent):
+            tokens.append(event)
         elif isinstance(event, RetractEvent):
             tokens = [t for t in tokens if t.end <= event.start]
         elif isinstance(event, DoneEvent):
@@ -148,5 +224,6 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_TAGS) -
     return sum(not (in_gen_text(t.start) and in_gen_text(t.end)) for t in tokens)
 
 
-__all__ = ["CopyEvent", "DoneEvent", "EditResult", "Event", "GenTokenEvent", "RedoEvent",
-           "RetractEvent", "SpanEvent", "TokenEvent", "count_markup_forwards"]
+__all__ = ["Completion", "CompletionEvent", "CopyEvent", "DoneEvent", "EditResult", "Event",
+           "RedoEvent", "RetractEvent", "SpanEvent", "StopReason", "TokenEvent",
+           "count_markup_forwards"]

@@ -44,8 +44,9 @@ class DecodeFormat(Protocol):
         ...
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
-                reader: OpReader | None) -> DraftSource | None:
-        """The edit's draft source (``None``: drafting is off)."""
+                constraint: Constraint, reader: OpReader | None) -> DraftSource | None:
+        """The edit's draft source (``None``: drafting is off), reading the program from
+        ``constraint`` or the loop's context."""
         ...
 
     def program(self, text: str, lines: Sequence[str], reader: OpReader | None) -> Program:
@@ -77,7 +78,7 @@ class _Tags:
         return _constraint(setup, lines), OpReader(get_syntax(self.options.syntax))
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
-                reader: OpReader | None) -> DraftSource | None:
+                constraint: Constraint, reader: OpReader | None) -> DraftSource | None:
         draft, syntax, backend = setup.draft, self.options.syntax, setup.backend
         if not draft.max_tokens:
             return None
@@ -85,7 +86,7 @@ class _Tags:
                        backend.batch_profile, instruction,
                        document_tokens=(document.gen_tokens(get_syntax(syntax).escape)
                                         if draft.gen else None),
-                       reader=reader)
+                       reader=reader, program=lambda: constraint.program_text)
 
     def program(self, text: str, lines: Sequence[str], reader: OpReader | None) -> Program:
         return (reader or OpReader(get_syntax(self.options.syntax))).program(text)
@@ -107,7 +108,7 @@ class _Blocks:
         return _constraint(setup, lines), None
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
-                reader: OpReader | None) -> DraftSource | None:
+                constraint: Constraint, reader: OpReader | None) -> DraftSource | None:
         if not setup.draft.max_tokens:
             return None
         backend = setup.backend

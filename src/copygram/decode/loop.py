@@ -1,43 +1,50 @@
-"""The decode loop: constrained Copy-as-Decode with splicing and verified drafts, on any backend.
+"""The decode loop, one for every mode: constrained Copy-as-Decode with splicing and verified
+drafts for edit programs, and the same loop over plain text for rewrites and chat completions.
 
-Per step: mask the logits with the document's constraint, choose a token (a
+Per step: mask the logits with the run's constraint, choose a token (a
 :class:`~copygram.decode.policies.Policy`: the model's choice or a teacher's), consume it, append
 the tokens the grammar forces next, and when a copy op closes append the tokens of the copied
 lines. Everything appended after one choice goes into the KV cache in **one** forward pass (a
 splice), so a copy of N tokens costs one forward instead of N. A draft source may guess the next
-program tokens; :func:`~copygram.decode.verify.verify_draft` checks them in the forward that appends the feed and keeps the
-longest prefix the policy would have chosen anyway, so the output is that of step-by-step decoding.
+tokens; :func:`~copygram.decode.verify.verify_draft` checks them in the forward that appends the
+feed and keeps the longest prefix the policy would have taken anyway, so the output is that of
+step-by-step decoding. Plain text is this loop with an all-allowing constraint
+(:class:`~copygram.constraints.free.FreeText`: nothing forced, no copies) and a drafter over the
+text expected (:mod:`copygram.decode.plain_text`).
 
 Batched rows are not bit-equal to one-token steps on every stack (llama.cpp's differ by up to
 ~0.6 in the top-2 margin), so a greedy choice read from a row of a multi-token forward whose
 top-2 margin is within the backend's ``step_tolerance`` is re-decided from a one-token step at
-that position (:meth:`~copygram.decode.forwards.Forwards.decide`, shared with plain text generation;
-counted in ``RunStats.tie_steps``). Nothing that
-shapes a batch reads a clock, so the same input gives the same output on every run.
+that position (:meth:`~copygram.decode.forwards.Forwards.decide`; counted in
+``RunStats.tie_steps``). Nothing that shapes a batch reads a clock, so the same input gives the
+same output on every run.
 
-:func:`run` is the loop over one prompt; :func:`stream_edit` builds everything an edit needs (the
-document split and tokenized once, the prompt, the format's drafter) and runs it. The loop's
-parts live by job: :mod:`~copygram.decode.meter` (choosing, consuming, forwarding, timings),
-:mod:`~copygram.decode.verify` (drafts, copies and blocks checked against the model) and
-:mod:`~copygram.decode.formats` (what differs by program format).
+:func:`run` is the loop over one prompt and one :class:`Job`; :func:`stream_edit` builds what a
+program-mode edit needs (the document split and tokenized once, the prompt, the format's
+constraint and drafter) and runs it. The loop's parts live by job: :mod:`~copygram.decode.meter`
+(choosing, consuming, forwarding, the output text, timings), :mod:`~copygram.decode.verify`
+(drafts, copies and blocks checked against the model) and :mod:`~copygram.decode.formats` (what
+differs by program format).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from copygram.decode.budgets import Budget, token_budget
 from copygram.decode.document import EditDocument
-from copygram.decode.drafting import DraftSource
-from copygram.decode.events import DoneEvent, EditResult, Event
+from copygram.decode.drafting import Draft, DraftSource
+from copygram.decode.events import DoneEvent, EditResult, Event, StopReason
 from copygram.decode.formats import decode_format
 from copygram.decode.forwards import prefill
 from copygram.decode.meter import Meter
 from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader
 from copygram.decode.setup import EditSetup
+from copygram.decode.stats import RunStats
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.decode.verify import splice_copy, take_back, verify_draft
 from copygram.errors import DocumentError, GenerationError, LengthError
@@ -71,9 +78,15 @@ def check_fits(backend: Backend, prompt: Sequence[int], document: EditDocument) 
         )
 
 
-def budget_error(meter: Meter, budget: Budget, document: EditDocument) -> GenerationError:
-    """The error of a run that spent ``budget``: a :class:`LengthError` where the caller's
-    ``max_new_tokens`` or the context set it, a failure where the default did."""
+def budget_error(meter: Meter, budget: Budget, document: EditDocument,
+                 reason: StopReason) -> GenerationError:
+    """The error of a program that spent ``budget`` (``reason`` ``"max_tokens"``) or filled the
+    context (``"context"``) before its end: a :class:`LengthError` where the caller's ``max_new_tokens`` or
+    the context set the limit, a failure where the default did."""
+    if reason == "context":
+        return meter.error(f"the edit filled the model's context (n_ctx="
+                           f"{meter.backend.context_length}) before its program ended",
+                           LengthError)
     if budget.bound == "default":
         return meter.error(f"no complete program within {budget.tokens} tokens (the budget for "
                            f"a document of {len(document.tokens)} tokens): the model is most "
@@ -88,14 +101,43 @@ def constraint_accepts_end(constraint: Constraint, token: int) -> bool:
     return token == constraint.eos_token_id and constraint.done
 
 
-MakeDrafter = Callable[[EditDocument, OpReader | None], DraftSource | None]
-"""A drafter for an edit, given the loop's :class:`OpReader` (``None`` for search/replace
-blocks, which are read once complete)."""
+@dataclass(frozen=True)
+class Job:
+    """What one run of the loop writes, and how far it may go. An edit program: the document's
+    constraint, its ``lines`` (which copies splice), the format's ``reader`` and drafter, a
+    repeat guard, and a ``budget`` it must end within (else ``on_budget``'s error). Plain text:
+    a :class:`~copygram.constraints.free.FreeText` constraint and a drafter over the expected
+    text; it may end anywhere, so its budget ends it (``on_budget`` ``None``)."""
+
+    constraint: Constraint
+    budget: Budget
+    lines: Sequence[str] = ()
+    reader: OpReader | None = None
+    drafter: DraftSource | None = None
+    stop: Sequence[str] = ()
+    guard_repeats: bool = True
+    unchanged: UnchangedBlocks | None = None
+    on_budget: Callable[[Meter, StopReason], GenerationError] | None = None
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a run wrote: ``text`` (cut before a stop string), ``raw`` (every byte consumed),
+    ``token_ids`` (what the output kept: chosen, forced and drafted tokens; no EOS), why it
+    stopped, its stats, and ``tail``: the text no event released yet."""
+
+    text: str
+    raw: str
+    token_ids: tuple[int, ...]
+    stop_reason: StopReason
+    stats: RunStats
+    tail: str
 
 
 def stream_edit(setup: EditSetup, document: EditDocument, instruction: str,
                 policy: Policy) -> Iterator[Event]:
-    """One edit of ``document``: the prompt, the room check, the drafter, then :func:`run`."""
+    """One edit of ``document`` in program mode: the prompt, the room check, the format's
+    constraint and drafter (:func:`edit_job`), then :func:`run_edit`."""
     if not document.lines:
         raise DocumentError(
             "the document is empty: there is nothing to copy, so Copy-as-Decode does not apply; "
@@ -103,12 +145,51 @@ def stream_edit(setup: EditSetup, document: EditDocument, instruction: str,
         )
     prompt = prompt_ids(setup, document.text, instruction)
     check_fits(setup.backend, prompt, document)
-    program_format = decode_format(setup.options)
+    tick = time.perf_counter()
+    job = edit_job(setup, document, instruction, policy, len(prompt))
+    yield from run_edit(setup, document, prompt, policy, job, time.perf_counter() - tick)
 
-    def drafter(doc: EditDocument, reader: OpReader | None) -> DraftSource | None:
-        return program_format.drafter(setup, doc, instruction, reader)
 
-    yield from run(setup, document, prompt, policy, drafter)
+def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
+             prompt_tokens: int) -> Job:
+    """The loop's job for a program-mode edit of ``document`` after a prompt of
+    ``prompt_tokens``: the format's constraint, reader and drafter, the budget
+    (:func:`~copygram.decode.budgets.token_budget`), the repeat guard and, with
+    ``retry_unchanged`` and a greedy policy, the blocks that change nothing."""
+    backend, options = setup.backend, setup.options
+    program_format = decode_format(options)
+    constraint, reader = program_format.constraint(setup, document.lines)
+    unchanged = None
+    if options.retry_unchanged and policy.greedy:
+        # Greedy only: a teacher's program is given, a sampled block is a draw to keep (and
+        # only blocks take the option: copygram.language.formats).
+        unchanged = UnchangedBlocks(document.lines, setup.token_bytes, backend.eos_token_ids,
+                                    heads=setup.heads, merge=options.merge_retyped)
+    budget = token_budget(document, prompt_tokens, backend.context_length,
+                          options.max_new_tokens)
+
+    def on_budget(meter: Meter, reason: StopReason) -> GenerationError:
+        return budget_error(meter, budget, document, reason)
+
+    return Job(constraint, budget, document.lines, reader,
+               program_format.drafter(setup, document, instruction, constraint, reader),
+               unchanged=unchanged, on_budget=on_budget)
+
+
+def run_edit(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Policy,
+             job: Job, setup_s: float = 0.0) -> Iterator[Event]:
+    """:func:`run` ``job`` (an :func:`edit_job`), then read the program and resolve it against
+    ``document``: the last event is a :class:`DoneEvent` with the :class:`EditResult`.
+    ``setup_s``: time spent building the job, counted as constraint time."""
+    output = yield from run(setup, prompt, policy, job)
+    stats = output.stats
+    stats.constraint_s += setup_s
+    program = decode_format(setup.options).program(output.raw, document.lines, job.reader)
+    text = resolve(program, document.lines)
+    stats.gen_ops = len(program) - len(program.copies())
+    stats.output_tokens = len(setup.backend.tokenize(text)) if text else 0
+    yield DoneEvent(EditResult(text=text, program=program, program_text=output.raw,
+                               stats=stats), output.tail)
 
 
 def prepare(setup: EditSetup) -> None:
@@ -119,36 +200,29 @@ def prepare(setup: EditSetup) -> None:
     decode_format(setup.options).constraint(setup, ["x\n"])
 
 
-def run(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Policy,
-        make_drafter: MakeDrafter | None = None) -> Iterator[Event]:
-    """The decode loop over ``prompt`` for ``document``; the last event is a DoneEvent."""
-
-    backend, options = setup.backend, setup.options
-    started = time.perf_counter()
-    program_format = decode_format(options)
-    constraint, reader = program_format.constraint(setup, document.lines)
-    drafter = make_drafter(document, reader) if make_drafter is not None else None
-    meter = Meter(backend, constraint, document.lines, policy, setup.token_bytes,
-                  options.tie_tolerance)
-    meter.verify_copies = options.verify_copies
-    if options.retry_unchanged and policy.greedy:
-        # Greedy only: a teacher's program is given, a sampled block is a draw to keep (and
-        # only blocks take the option: copygram.language.formats).
-        meter.unchanged = UnchangedBlocks(document.lines, setup.token_bytes,
-                                          backend.eos_token_ids, heads=setup.heads,
-                                          merge=options.merge_retyped)
+def run(setup: EditSetup, prompt: list[int], policy: Policy,
+        job: Job) -> Generator[Event, None, Output]:
+    """The decode loop over ``prompt``: yields the run's token, span, copy and retract events;
+    returns its :class:`Output`. Raises ``job.on_budget``'s error where a run that must end on
+    its end token reaches its budget or fills the context first."""
+    backend, options, constraint, reader = setup.backend, setup.options, job.constraint, job.reader
+    drafter, budget = job.drafter, job.budget
+    meter = Meter(backend, constraint, job.lines, policy, setup.token_bytes,
+                  options.tie_tolerance, stop=job.stop, guard_repeats=job.guard_repeats)
+    meter.verify_copies = options.verify_copies and reader is not None
+    meter.unchanged = job.unchanged
     stats = meter.stats
-    stats.constraint_s += time.perf_counter() - started
     stats.prompt_tokens = len(prompt)
-    budget = token_budget(document, len(prompt), backend.context_length, options.max_new_tokens)
+    open_ended = job.on_budget is None  # plain text ends on its budget; a program cannot
 
     logits = meter.prefill(prompt)
 
     gen_started = time.perf_counter()
     eos_ids = backend.eos_token_ids
-    context: list[int] = []  # every token after the prompt: program tokens and copies
+    context: list[int] = []  # every token after the prompt: the output's and copies
     pending: int | None = None  # a token already chosen from a verification forward
-    while True:
+    reason: StopReason | None = None
+    while reason is None:
         if meter.unchanged is not None:
             tick = time.perf_counter()
             retry = meter.unchanged.retry(constraint.program_bytes)
@@ -163,15 +237,20 @@ def run(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Pol
         else:
             token, pending = pending, None
         if token in eos_ids or constraint_accepts_end(constraint, token):
+            reason = "eos"
             break
-        # The program as it stands: tokens taken back (a cut copy, a block written again) and
+        # The output as it stands: tokens taken back (a cut copy, a block written again) and
         # written anew count once.
         if len(meter.program_ids) >= budget.tokens:
-            raise budget_error(meter, budget, document)
+            reason = "max_tokens"
+            break
         stats.decoded_tokens += 1
-        yield meter.token_event(token)
         feed = [token]
         closed = meter.consume(token)
+        yield meter.token_event(token)
+        reason = _ended(meter, budget, open_ended, fed=False)
+        if reason is not None:
+            break
         while options.splice_forced and closed is None and (forced := meter.forced()):
             for forced_token in forced:
                 feed.append(forced_token)
@@ -179,7 +258,7 @@ def run(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Pol
                 closed = meter.consume(forced_token)
                 if closed is not None:
                     break
-        if closed is not None and options.verify_copies and reader is not None:
+        if closed is not None and meter.verify_copies and reader is not None:
             logits = yield from splice_copy(meter, context, feed, closed, reader)
             continue
         if closed is not None:
@@ -187,26 +266,48 @@ def run(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Pol
             feed += meter.copy_tokens(closed)
         context += feed
 
-        draft = drafter.propose(constraint.program_text, context, len(feed)) if drafter else None
-        if draft is None or drafter is None:
+        # Plain text's drafts stop at its budget and the context's room; a program's are not
+        # cut (a draft may finish the program past its budget: only a token chosen there, not
+        # the end, fails it; a draft past the context is a LengthError, meter.check_room).
+        room = (min(budget.tokens - len(meter.program_ids),
+                    backend.context_length - backend.n_tokens - len(feed))
+                if open_ended else None)
+        draft = (drafter.propose(context, len(feed))
+                 if drafter and (room is None or room > 0) else None)
+        if draft is None or not draft.tokens or drafter is None:
             meter.check_room(feed)
             logits = meter.forward(feed)
             continue
+        if room is not None and len(draft.tokens) > room:
+            # It no longer closes the copy it may have announced.
+            draft = Draft(draft.tokens[:room], source=draft.source)
         verdict = yield from verify_draft(meter, feed, draft, drafter)
         context += verdict.appended
         logits, pending = verdict.logits, verdict.pending
         if verdict.unspliced is not None and reader is not None:
             logits = yield from splice_copy(meter, context, [], verdict.unspliced, reader)
+        if pending is None:
+            reason = _ended(meter, budget, open_ended, fed=True)
 
-    program_text = constraint.program_text
-    program = program_format.program(program_text, document.lines, reader)
-    text = resolve(program, document.lines)
-    stats.gen_ops = len(program) - len(program.copies())
-    stats.output_tokens = len(backend.tokenize(text)) if text else 0
+    if reason != "eos" and reason != "stop" and job.on_budget is not None:
+        raise job.on_budget(meter, reason)
+    raw, text = meter.text.finish()
     stats.wall_s = time.perf_counter() - gen_started
-    yield DoneEvent(EditResult(text=text, program=program, program_text=program_text,
-                               stats=stats))
+    return Output(text=text, raw=raw, token_ids=tuple(meter.program_ids), stop_reason=reason,
+                  stats=stats, tail=meter.text.take())
 
 
-__all__ = ["MakeDrafter", "budget_error", "check_fits", "constraint_accepts_end", "prefill",
-           "prepare", "prompt_ids", "run", "stream_edit"]
+def _ended(meter: Meter, budget: Budget, open_ended: bool, *, fed: bool) -> StopReason | None:
+    """Why the run ends after the token just consumed, if it does: a stop string; for plain
+    text, its budget; a token the full cache cannot take (``fed``: it is in the cache)."""
+    if meter.text.stopped:
+        return "stop"
+    if open_ended and len(meter.program_ids) >= budget.tokens:
+        return "max_tokens"
+    if not fed and meter.backend.n_tokens + 1 > meter.backend.context_length:
+        return "context"
+    return None
+
+
+__all__ = ["Job", "Output", "budget_error", "check_fits", "constraint_accepts_end", "edit_job",
+           "prefill", "prepare", "prompt_ids", "run", "run_edit", "stream_edit"]

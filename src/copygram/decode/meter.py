@@ -1,6 +1,6 @@
 """The forward meter of the decode loop: :class:`Meter` chooses under the constraint, consumes,
-forwards (:class:`~copygram.decode.forwards.Forwards`) and keeps the program's tokens, bytes
-and timings for one edit."""
+forwards (:class:`~copygram.decode.forwards.Forwards`) and keeps the output's tokens, text
+(:class:`~copygram.decode.text.OutputText`) and timings for one run."""
 
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.decode.budgets import RepeatGuard
-from copygram.decode.events import (
-    CopyEvent,
-    GenTokenEvent,
-)
+from copygram.decode.events import CopyEvent, SpanEvent, TokenEvent
 from copygram.decode.forwards import Forwards
 from copygram.decode.policies import Policy
+from copygram.decode.text import OutputText
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.errors import GenerationError, LengthError
 from copygram.language.types import LineRange
@@ -28,23 +26,26 @@ if TYPE_CHECKING:
 
 
 class Meter(Forwards):
-    """The per-edit plumbing of the decode loop: choosing under the constraint, consuming,
+    """The per-run plumbing of the decode loop: choosing under the constraint, consuming,
     forwarding (:class:`~copygram.decode.forwards.Forwards`), with timings.
 
-    It keeps the byte offset of the program text consumed so far, which each
-    :class:`~copygram.decode.events.GenTokenEvent` carries."""
+    It keeps the output text (:attr:`text`: the program text, or plain text cut at a ``stop``
+    string), whose byte offsets the token events carry. ``guard_repeats``: a run that writes
+    the same line :data:`~copygram.decode.budgets.REPEAT_LIMIT` times in a row is an error (an
+    edit program's guard; plain text may repeat itself)."""
 
     def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
                  policy: Policy, token_bytes: Sequence[bytes],
-                 tie_tolerance: float | None = None) -> None:
+                 tie_tolerance: float | None = None, *, stop: Sequence[str] = (),
+                 guard_repeats: bool = True) -> None:
         super().__init__(backend, policy, tie_tolerance)
         self.constraint, self.lines = constraint, lines
-        self.written = 0  # bytes of program text consumed
-        self.program_ids: list[int] = []  # the program's tokens, in the order consumed
+        self.text = OutputText(token_bytes, stop)
+        self.program_ids: list[int] = []  # the output's tokens, in the order consumed
         self.verify_copies = False  # copy_check: cut copies where the model disagrees
         self._token_bytes = token_bytes
         self._copy_cache: dict[tuple[int, int], list[int]] = {}
-        self._repeats = RepeatGuard()
+        self._repeats = RepeatGuard() if guard_repeats else None
         # retry_unchanged: the choices inside replacements, and the blocks that change nothing.
         self.unchanged: UnchangedBlocks | None = None
 
@@ -54,9 +55,23 @@ class Meter(Forwards):
         self.stats.constraint_s += time.perf_counter() - tick
         return allowed
 
+    @property
+    def written(self) -> int:
+        """Bytes of output consumed."""
+        return self.text.n_bytes
+
     def choose(self, logits: Logits) -> int:
         allowed = self._allowed()
         token = self.policy.choose(logits, allowed)
+        self._note(token, logits, allowed)
+        return token
+
+    def verify(self, logits: Logits, drafted: int) -> int:
+        """The policy's token where a draft proposes ``drafted``, from a row of a verifying
+        forward (:meth:`~copygram.decode.policies.Policy.verify`: not greedy; a greedy choice
+        is :meth:`choose_batched`'s)."""
+        allowed = self._allowed()
+        token = self.policy.verify(logits, allowed, drafted)
         self._note(token, logits, allowed)
         return token
 
@@ -80,29 +95,31 @@ class Meter(Forwards):
         tick = time.perf_counter()
         closed = self.constraint.consume(token)
         self.stats.constraint_s += time.perf_counter() - tick
-        data = self._token_bytes[token]
-        self.written += len(data)
+        self.text.push(token)
         self.program_ids.append(token)
         self.policy.advance(token)
-        repeated = self._repeats.feed(data)
+        repeated = self._repeats.feed(self._token_bytes[token]) if self._repeats else None
         if repeated is not None:
             raise self.error(
                 f"the model wrote the line {repeated.decode('utf-8', 'replace')!r} "
-                f"{self._repeats.limit} times in a row: it is looping")
+                f"{self._repeats.limit if self._repeats else 0} times in a row: it is looping")
         return closed
 
-    def retract(self, n_tokens: int) -> None:
-        """Take the last ``n_tokens`` program tokens back out of the constraint, the byte count,
-        the repeat guard (read again from the program kept: O(program)) and the choices
-        ``retry_unchanged`` keeps; not out of the KV cache: the caller truncates it."""
+    def retract(self, n_tokens: int) -> int:
+        """Take the last ``n_tokens`` program tokens back out of the constraint, the text, the
+        repeat guard (read again from the program kept: O(program)) and the choices
+        ``retry_unchanged`` keeps; not out of the KV cache: the caller truncates it. Returns
+        the byte the text resumes from (a :class:`~copygram.decode.events.RetractEvent`'s)."""
         taken = self.program_ids[len(self.program_ids) - n_tokens:]
         del self.program_ids[len(self.program_ids) - n_tokens:]
         self.constraint.rollback(n_tokens)
-        self.written -= sum(len(self._token_bytes[t]) for t in taken)
-        self._repeats = RepeatGuard(self._repeats.limit)
-        self._repeats.feed(self.constraint.program_bytes)
+        resumes = self.text.rewind(self.written - sum(len(self._token_bytes[t]) for t in taken))
+        if self._repeats is not None:
+            self._repeats = RepeatGuard(self._repeats.limit)
+            self._repeats.feed(self.constraint.program_bytes)
         if self.unchanged is not None:
             self.unchanged.forget(len(self.program_ids))
+        return resumes
 
     @property
     def token_bytes_of(self) -> Sequence[bytes]:
@@ -123,11 +140,14 @@ class Meter(Forwards):
         self.stats.constraint_s += time.perf_counter() - tick
         return forced
 
-    def token_event(self, token: int, *, drafted: bool = False) -> GenTokenEvent:
-        """The event of ``token``, which is consumed next."""
-        data = self._token_bytes[token]
-        return GenTokenEvent(token, data.decode("utf-8", errors="replace"), drafted,
-                             self.written, self.written + len(data))
+    def token_event(self, token: int) -> TokenEvent:
+        """The event of ``token``, the last token consumed."""
+        end = self.written
+        return TokenEvent(token, self.text.take(), end - len(self._token_bytes[token]), end)
+
+    def span_event(self, tokens: Sequence[int], source: str, start: int) -> SpanEvent:
+        """The event of ``tokens``, the last drafted tokens consumed, from byte ``start`` on."""
+        return SpanEvent(tuple(tokens), self.text.take(), source, start, self.written)
 
     def copy_tokens(self, lines: LineRange) -> list[int]:
         """The copied lines' tokens, tokenized as one text (what the splice appends)."""

@@ -29,6 +29,11 @@ class Policy(Protocol):
 
     def choose(self, logits: Logits, allowed: npt.NDArray[np.bool_]) -> int: ...
 
+    def verify(self, logits: Logits, allowed: npt.NDArray[np.bool_], drafted: int) -> int:
+        """The token taken where a draft proposes ``drafted`` (a policy that is not greedy; a
+        greedy one's is its choice): distributed as :meth:`choose`'s."""
+        ...
+
     def advance(self, token_id: int) -> None:
         """Told of every token consumed, chosen or forced."""
         ...
@@ -104,6 +109,9 @@ class TeacherPolicy:
                 partial_program="",
             )
         return token
+
+    def verify(self, logits: Logits, allowed: npt.NDArray[np.bool_], drafted: int) -> int:
+        return self.choose(logits, allowed)
 
     def advance(self, token_id: int) -> None:
         if token_id in self._eos_ids:

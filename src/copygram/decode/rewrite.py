@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from copygram.decode.completion import CompletionDoneEvent
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, EditResult, Event
 from copygram.decode.loop import check_fits, prompt_ids
-from copygram.decode.plain_text import TextPolicy, generate, prediction_source
+from copygram.decode.plain_text import generate, prediction_source
+from copygram.decode.policies import Policy
 from copygram.decode.setup import EditSetup
 from copygram.language.ops import Gen, Program
 
@@ -136,25 +136,27 @@ def edit_budget(setup: EditSetup, document_tokens: int) -> int:
 
 
 def stream_rewrite(setup: EditSetup, document: EditDocument, instruction: str,
-                   policy: TextPolicy, prediction: str | None = None) -> Iterator[Event]:
+                   policy: Policy, prediction: str | None = None) -> Iterator[Event]:
     """One rewrite-mode edit: the prompt, the room check (the prompt and about the document's
     tokens again must fit), then :func:`~copygram.decode.plain_text.generate` drafting from
     ``prediction`` (default: the document). Yields its token and span events, then a
-    :class:`DoneEvent` whose :class:`EditResult` has the extracted document as ``text`` and the
-    model's output as ``raw`` (and ``program_text``); ``program`` is one gen op of the text."""
+    :class:`DoneEvent` whose :class:`EditResult` has the extracted document as ``text``, the
+    model's output as ``raw`` (and ``program_text``) and the run's ``stop_reason``;
+    ``program`` is one gen op of the text."""
     prompt = prompt_ids(setup, document.text, instruction)
     check_fits(setup.backend, prompt, document)
     budget = edit_budget(setup, len(document.tokens))
     source = prediction_source(setup, document.text if prediction is None else prediction, prompt)
     for event in generate(setup, prompt, policy, max_tokens=budget, source=source):
-        if not isinstance(event, CompletionDoneEvent):
+        if not isinstance(event, DoneEvent):
             yield event
             continue
         completion = event.result
         text = extract_document(completion.raw, document.text)
         yield DoneEvent(EditResult(text=text, program=Program([Gen(text)] if text else []),
                                    program_text=completion.raw, stats=completion.stats,
-                                   raw=completion.raw, mode="rewrite"))
+                                   raw=completion.raw, mode="rewrite",
+                                   stop_reason=completion.stop_reason), event.text)
 
 
 __all__ = ["edit_budget", "extract_document", "rewrite_budget", "stream_rewrite"]

@@ -1,5 +1,6 @@
-"""Verifying what the loop did not decode itself: :func:`verify_draft` checks a draft in the
-forward that appends it and keeps the longest prefix the policy would have chosen anyway;
+"""Verifying what the loop did not decode itself, in every mode: :func:`verify_draft` checks a
+draft in the forward that appends it and keeps the longest prefix the policy would have chosen
+anyway (the one verifier of edit programs, rewrites and chat completions);
 :func:`splice_copy` splices a copy and, with ``verify_copies``, cuts it where the model would
 have written another line; :func:`take_back` takes a block that changed nothing back out
 (``retry_unchanged``). Each keeps the KV cache holding exactly what the program kept."""
@@ -44,26 +45,30 @@ class Verdict:
 def verify_draft(meter: Meter, feed: list[int], draft: Draft,
                  source: DraftSource) -> Generator[Event, None, Verdict]:
     """Append ``feed`` and ``draft`` in one forward, with logits before each draft token and
-    after the last one, and accept the draft's tokens while the policy chooses them too. Yields
-    their events (and a :class:`CopyEvent` where one closes a copy); returns the
-    :class:`Verdict`. The cache is left holding the feed, the accepted tokens and, where a copy
-    closed, its lines: nothing rejected.
+    after the last one, and accept the draft's tokens while the policy takes them too: a greedy
+    policy's choice, re-decided from a one-token step where the row is a near-tie
+    (:meth:`~copygram.decode.forwards.Forwards.decide`); a sampling policy's
+    :meth:`~copygram.decode.policies.Policy.verify` (the model's distribution either way).
+    Yields a :class:`SpanEvent` for the accepted tokens (and a :class:`CopyEvent` where one
+    closes a copy); returns the :class:`Verdict`. The cache is left holding the feed, the
+    accepted tokens and, where a copy closed, its lines: nothing rejected. A stop string the
+    accepted tokens complete ends the span there (the caller ends the run).
 
     A draft that closes a copy may carry the copied lines in the same forward
     (``source.with_content``); that holds only where the draft ends exactly at the close it
     announced. Where a copy closes anywhere else (a draft token before the last one closes it,
     or a draft that did not announce it) the rest of the forward is dropped and the lines are
     spliced after the closing token."""
-    backend = meter.backend
+    backend, stats = meter.backend, meter.stats
     copy_ids = meter.copy_tokens(draft.closes) if draft.closes else []
     content = (bool(copy_ids) and not meter.verify_copies
                and source.with_content(draft, len(copy_ids)))
     ids = feed + draft.tokens + (copy_ids if content else [])
     meter.check_room(ids)
     rows = [len(feed) - 1 + t for t in range(len(draft.tokens))] + [len(ids) - 1]
-    base = backend.n_tokens
+    base, start = backend.n_tokens, meter.written
     verified = meter.forward_rows(ids, rows)
-    accepted, pending, closed = 0, None, None
+    accepted, pending, closed, re_decided = 0, None, None, None
     for t, drafted in enumerate(draft.tokens):
         row = len(feed) - 1 + t
 
@@ -71,22 +76,29 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
             return meter.restep_at(base, ids, row)
 
         batched = verified[t]
-        choice, logits = meter.choose_batched(batched, restep)
-        if logits is not batched:
-            # Re-decided in a one-token step: the cache now ends at ids[row], and the choice is
-            # the next token to consume, drafted or not.
-            source.feedback(draft, accepted)
-            return Verdict(accepted, ids[len(feed):row + 1], logits, choice)
+        if meter.policy.greedy:
+            choice, logits = meter.choose_batched(batched, restep)
+            if logits is not batched:
+                # Re-decided in a one-token step: the cache now ends at ids[row], and the
+                # choice is the next token to consume, drafted or not.
+                re_decided = Verdict(accepted, ids[len(feed):row + 1], logits, choice)
+                break
+        else:
+            choice = meter.verify(batched, drafted)
         if choice != drafted:
             pending = choice
             break
         accepted += 1
-        meter.stats.drafted_tokens += 1
-        yield meter.token_event(drafted, drafted=True)
         closed = meter.consume(drafted)
-        if closed is not None:
+        if closed is not None or meter.text.stopped:
             break
     source.feedback(draft, accepted)
+    stats.drafted_tokens += accepted
+    stats.rejected_tokens += len(draft.tokens) - accepted
+    if accepted:
+        yield meter.span_event(draft.tokens[:accepted], draft.source, start)
+    if re_decided is not None:
+        return re_decided
     keep = len(feed) + accepted
     if closed is not None and meter.verify_copies:
         if keep < len(ids):
@@ -102,7 +114,8 @@ def verify_draft(meter: Meter, feed: list[int], draft: Draft,
         copied = meter.copy_tokens(closed)
         meter.check_room(copied)
         return Verdict(accepted, ids[len(feed):keep] + copied, meter.forward(copied), None)
-    if pending is not None:
+    if pending is not None or keep < len(draft.tokens) + len(feed):
+        # Rejected at ``pending``, or cut by a stop string: the cache keeps what was taken.
         backend.truncate(base + keep)
         return Verdict(accepted, ids[len(feed):keep], verified[accepted], pending)
     if content:
@@ -141,8 +154,7 @@ def splice_copy(meter: Meter, context: list[int], feed: list[int], closed: LineR
         return after
     kept = LineRange(closed.start, cut - 1)
     n_back, missing = rewrite
-    meter.retract(n_back)
-    start = meter.written
+    start = meter.retract(n_back)
     # The retracted tokens that were already in the cache before this forward go too.
     in_feed = min(n_back, len(feed))
     earlier = n_back - in_feed
@@ -200,13 +212,13 @@ def take_back(meter: Meter, context: list[int], retry: Retry,
         raise meter.error("retry_unchanged: the context is not the program (a bug: please "
                           "report it)")
     n_back = len(meter.program_ids) - retry.index
-    meter.retract(n_back)
+    start = meter.retract(n_back)
     meter.backend.truncate(meter.backend.n_tokens - n_back)
     del context[len(context) - n_back:]
     if isinstance(drafter, BlockDrafter):
         drafter.rewind(len(context))
     meter.stats.unchanged_retries += 1
-    return RetractEvent(meter.written)
+    return RetractEvent(start)
 
 
 __all__ = ["Verdict", "splice_copy", "take_back", "verify_draft"]

@@ -18,7 +18,8 @@ instruction asked:
   Python, JavaScript and TypeScript; a Python file with ``import *`` is not read so).
 * ``unfinished``: not found by reading: the edit program never finished (the model repeated
   itself past its budget; :class:`~copygram.errors.GenerationError`), so there is no result to
-  read; :mod:`copygram.decode.checked` marks such an edit so when it redoes it.
+  read, or a rewrite stopped on its budget or a full context before its reply ended (its file
+  cut short); :mod:`copygram.decode.checked` marks such an edit so.
 * ``missed``: not a defect of the file either: a program that left untouched a definition its
   instruction names, or never wrote a name the instruction introduces
   (:mod:`copygram.language.targets`); :mod:`copygram.decode.checked` redoes it in rewrite mode.

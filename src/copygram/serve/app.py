@@ -9,6 +9,7 @@ limits: docs/serve.md.
 from __future__ import annotations
 
 import hmac
+import importlib.resources
 import json
 import logging
 import time
@@ -31,7 +32,7 @@ try:
     from starlette.middleware import Middleware
     from starlette.middleware.cors import CORSMiddleware
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
     from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - the serve extra is missing
@@ -88,7 +89,9 @@ class RequireKey:
         self.app, self._key = app, key.encode("utf-8")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        # The live view's page holds no data: a browser opening it cannot send a bearer token
+        # (the page asks for the key and sends it with its requests).
+        if scope["type"] == "http" and scope["path"] != UI_PATH:
             scheme, _, token = Headers(scope=scope).get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(
                     token.strip().encode("utf-8", "replace"), self._key):
@@ -287,6 +290,19 @@ async def _crash(request: Request, exc: Exception) -> Response:
     return error_response(internal(exc))
 
 
+UI_PATH = "/ui"
+
+
+async def _ui(request: Request) -> Response:
+    """The live view (``ui.html``, package data): a page that streams an edit from
+    ``/v1/edits``. Read once per request (microseconds), so an edited page shows on reload."""
+    page = importlib.resources.files("copygram.serve").joinpath("ui.html")
+    return HTMLResponse(page.read_text(encoding="utf-8"),
+                        headers={"Content-Security-Policy": "default-src 'self'; "
+                                 "style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+                                 "img-src 'self' blob:"})
+
+
 def create_app(session_factory: Callable[[], EditSession], *, model_id: str = "copygram",
                aliases: Sequence[str] = (), api_key: str | None = None,
                max_body_bytes: int = MAX_BODY_BYTES, max_waiting: int = 16,
@@ -319,6 +335,7 @@ def create_app(session_factory: Callable[[], EditSession], *, model_id: str = "c
         Route("/v1/models/{name:path}", server.model, methods=["GET"]),
         Route("/v1/chat/completions", server.chat_completions, methods=["POST"]),
         Route("/v1/edits", server.edits, methods=["POST"]),
+        Route(UI_PATH, _ui, methods=["GET"]),
     ]
     middleware = [Middleware(RequireKey, key=api_key)] if api_key else []
     if cors_origins:
@@ -336,4 +353,4 @@ def create_app(session_factory: Callable[[], EditSession], *, model_id: str = "c
     return app
 
 
-__all__ = ["MAX_BODY_BYTES", "EventStream", "RequireKey", "Server", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "UI_PATH", "EventStream", "RequireKey", "Server", "create_app"]

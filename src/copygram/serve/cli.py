@@ -74,8 +74,6 @@ def _check(args: argparse.Namespace) -> None:
         if origin != "*" and not ORIGIN.fullmatch(origin):
             raise ConfigError(f"--cors-origin {origin!r}: use scheme://host[:port] with no path "
                               "or trailing slash (e.g. http://localhost:3000), or '*'")
-    if args.config and not args.config.is_file():
-        raise ConfigError(f"--config {args.config}: no such file")
 
 
 def _loopback(host: str) -> bool:
@@ -89,7 +87,7 @@ def _loopback(host: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from copygram import EditSession
-    from copygram.config import parse_config, read_config
+    from copygram.config import command_config
 
     _check(args)
     try:
@@ -97,10 +95,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise missing_dependency("uvicorn", "serve") from exc
     from copygram.serve.app import create_app  # without starlette: the same error, named
-    config = read_config(args.config) if args.config else {}
-    if args.model:
-        config["model"] = args.model
-    parsed = parse_config(config)  # every key checked once, before the model loads
+    parsed = command_config(args.config, model=args.model)  # checked once, before the load
     backend = parsed.backend
     api_key = args.api_key or os.environ.get(API_KEY_ENV) or None
     if not _loopback(args.host) and not api_key:

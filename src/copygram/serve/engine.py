@@ -10,7 +10,6 @@ that does not fit the context) is an :class:`~copygram.serve.schemas.ApiError`.
 
 from __future__ import annotations
 
-import codecs
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -117,21 +116,6 @@ class SessionHolder:
             return self._session
 
 
-class Utf8Text:
-    """Token bytes in, text out: a character split across tokens comes out whole, with the
-    token that completes it."""
-
-    def __init__(self, token_bytes: list[bytes]) -> None:
-        self._token_bytes = token_bytes
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def add(self, token_id: int) -> str:
-        return self._decoder.decode(self._token_bytes[token_id])
-
-    def flush(self) -> str:
-        return self._decoder.decode(b"", final=True)
-
-
 STAT_KEYS = ("prompt_tokens", "output_tokens", "decoded_tokens", "forced_tokens",
              "spliced_tokens", "drafted_tokens", "rejected_tokens", "forwards", "tie_steps",
              "copy_ops", "gen_ops", "unchanged_retries", "prefill_s", "decode_s", "splice_s",
@@ -167,53 +151,48 @@ def failed(exc: CopygramError) -> ApiError:
 
 def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     """``mode: "program"``: the model writes an edit program (copygram's decode loop). The
-    stream's events are the tokens the model chose (``start``/``end``: their bytes in the
-    program text; the markup the grammar forces has no event) and the copies; the final item
-    holds the whole program. A run that reaches ``max_tokens`` before its program is complete
+    stream's events are the tokens the model chose and the drafted spans it accepted
+    (``start``/``end``: their bytes in the program text; ``text`` the program text each makes
+    final, the markup the grammar forced since the last event included) and the copies; the
+    final item holds the whole program. A run that reaches ``max_tokens`` before its program is complete
     ends with ``finish_reason`` ``"length"``, no text and the partial program. A program whose
     edit would damage the file is followed by a ``redo`` event (the damage found) and the
     rewrite's ``text`` events (``on_damage``, :mod:`copygram.decode.checked`)."""
-    from copygram.decode.completion import SpanEvent, TokenEvent
     from copygram.decode.events import (
         CopyEvent,
         DoneEvent,
-        GenTokenEvent,
         RedoEvent,
         RetractEvent,
+        SpanEvent,
+        TokenEvent,
     )
     from copygram.decode.stats import RunStats
 
-    text = Utf8Text(session.token_bytes())
-    started, end = False, 0
+    started, redone = False, False
     try:
         for event in session.stream(request.document, request.instruction):
             if not started:
                 started = True
                 yield Started()
-            if isinstance(event, GenTokenEvent):
-                # Tokens the grammar forced (markup) have no event: a gap between offsets.
-                gap = text.flush() if event.start != end else ""
-                yield Progress({"type": "token", "text": gap + text.add(event.token_id),
-                                "drafted": event.drafted, "start": event.start,
+            if isinstance(event, TokenEvent | SpanEvent) and redone:  # the rewrite that redoes it
+                if event.text:
+                    yield Progress({"type": "text", "text": event.text,
+                                    "drafted": isinstance(event, SpanEvent)})
+            elif isinstance(event, TokenEvent | SpanEvent):
+                yield Progress({"type": "token", "text": event.text,
+                                "drafted": isinstance(event, SpanEvent), "start": event.start,
                                 "end": event.end})
-                end = event.end
             elif isinstance(event, CopyEvent):
                 yield Progress({"type": "copy", "start": event.lines.start,
                                 "end": event.lines.end, "n_tokens": event.n_tokens})
             elif isinstance(event, RetractEvent):
                 # A cut copy's tag (verify_copies) or a block that changed nothing
                 # (retry_unchanged) is written again from this byte on.
-                text.flush()
                 yield Progress({"type": "retract", "start": event.start})
-                end = event.start
             elif isinstance(event, RedoEvent):
-                text.flush()
+                redone = True
                 yield Progress({"type": "redo",
                                 "damage": [str(d) for d in event.result.damage]})
-            elif isinstance(event, TokenEvent | SpanEvent):  # the rewrite that redoes it
-                if event.text:
-                    yield Progress({"type": "text", "text": event.text,
-                                    "drafted": isinstance(event, SpanEvent)})
             elif isinstance(event, DoneEvent):
                 result = event.result
                 stats = result.stats
@@ -242,28 +221,23 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
         raise failed(exc) from None
 
 
-def rewrite_finish(session: EditSession, request: EditRequest, stats: RunStats) -> str:
-    """``"length"`` where a rewrite stopped on its budget (``max_tokens``, else the session's
-    default for the document) or a full context, as :func:`~copygram.decode.plain_text.generate`
-    does, whose reason the rewrite's result does not carry; ``"stop"`` otherwise."""
-    from copygram.decode.rewrite import rewrite_budget
-
-    output, backend = stats.output_tokens, session.backend
-    if stats.prompt_tokens + output >= backend.context_length:
-        return "length"
-    limit = session.options.max_new_tokens
-    if limit is None and output >= rewrite_budget(0):  # the default is never below that
-        limit = rewrite_budget(len(backend.tokenize(request.document)))
-    return "length" if limit is not None and output >= limit else "stop"
-
-
 def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     """``mode: "rewrite"``: the model rewrites the document as plain text, drafted from the
     ``prediction`` (default: the document). The stream's events are the raw reply's text
     (``drafted``: accepted from the draft); the final item's text is the document taken out of
-    the reply (a surrounding code fence stripped)."""
-    from copygram.decode.completion import SpanEvent, TokenEvent
-    from copygram.decode.events import DoneEvent
+    the reply (a surrounding code fence stripped). A reply cut by ``max_tokens`` or the context
+    ends with ``finish_reason`` ``"length"`` and no text (the session's ``on_damage = "keep"``:
+    the cut text), its reply as ``program``."""
+    from copygram.decode.events import DoneEvent, EditResult, SpanEvent, TokenEvent
+
+    def finished(result: EditResult, text: str | None) -> Finished:
+        stats = result.stats
+        cut = result.stop_reason in ("max_tokens", "context")
+        return Finished(text=text, usage=Usage(
+            stats.prompt_tokens, stats.output_tokens, stats.drafted_tokens,
+            stats.rejected_tokens, stats.cached_prompt_tokens),
+            finish_reason="length" if cut else "stop", program=None if text else result.raw,
+            stats=stats_dict(stats), mode="rewrite")
 
     started = False
     try:
@@ -271,20 +245,23 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
             if not started:
                 started = True
                 yield Started()
-            if isinstance(event, TokenEvent | SpanEvent):
-                if event.text:
-                    yield Progress({"type": "text", "text": event.text,
-                                    "drafted": isinstance(event, SpanEvent)})
-            elif isinstance(event, DoneEvent):
-                stats = event.result.stats
-                yield Finished(text=event.result.text, usage=Usage(
-                    stats.prompt_tokens, stats.output_tokens, stats.drafted_tokens,
-                    stats.rejected_tokens, stats.cached_prompt_tokens),
-                    finish_reason=rewrite_finish(session, request, stats),
-                    stats=stats_dict(stats), mode="rewrite")
+            if isinstance(event, TokenEvent | SpanEvent | DoneEvent) and event.text:
+                yield Progress({"type": "text", "text": event.text,
+                                "drafted": isinstance(event, SpanEvent)})
+            if isinstance(event, DoneEvent):
+                yield finished(event.result, event.result.text)
                 return
     except DocumentError as exc:
         raise bad_document(exc, "document") from None
+    except DamagedEditError as exc:
+        cut = exc.result
+        if not isinstance(cut, EditResult) or cut.stop_reason not in ("max_tokens", "context"):
+            raise failed(exc) from None
+        # The reply stopped on max_tokens (or the context) and the file would be cut short: as a
+        # program cut so, a 200 with finish_reason "length", no text, and the reply so far.
+        if not started:
+            yield Started()
+        yield finished(cut, None)
     except CopygramError as exc:
         raise failed(exc) from None
 
@@ -347,7 +324,7 @@ def sampling_for(session: EditSession, options: Generation) -> Sampling:
 def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
     """The work of one ``/v1/chat/completions`` request: :meth:`EditSession.complete` (the chat
     template, the context check, the prediction as the draft, stop strings held back)."""
-    from copygram.decode.completion import CompletionDoneEvent
+    from copygram.decode.events import DoneEvent
 
     try:
         events = session.complete([m.as_dict() for m in request.messages],
@@ -362,7 +339,7 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
                 yield Started()
             if event.text:
                 yield Delta(event.text)
-            if isinstance(event, CompletionDoneEvent):
+            if isinstance(event, DoneEvent):
                 done = event.result
                 yield Finished(text=done.text, finish_reason=done.finish_reason, usage=Usage(
                     done.prompt_tokens, done.completion_tokens, done.accepted_prediction_tokens,
@@ -378,5 +355,5 @@ def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
 
 
 __all__ = ["Delta", "Finished", "Item", "Progress", "SessionHolder", "Started",
-           "Usage", "Utf8Text", "bad_document", "chat", "edit", "failed", "for_request",
-           "program_edit", "request_mode", "rewrite_edit", "rewrite_finish", "sampling_for", "stats_dict"]
+           "Usage", "bad_document", "chat", "edit", "failed", "for_request",
+           "program_edit", "request_mode", "rewrite_edit", "sampling_for", "stats_dict"]

@@ -63,13 +63,13 @@ def test_a_named_head_that_occurs_twice_is_read_at_its_first_occurrence() -> Non
 def test_a_begun_block_is_drafted_through_the_named_head_and_its_unit() -> None:
     blocks, backend = drafter("Fix the perimeter.")
     program = BLOCK_OPEN[:3]
-    draft = blocks.propose(program, backend.tokenize(program))
+    draft = blocks.propose(backend.tokenize(program))
     assert draft is not None and draft.source == "line"
     expected = (BLOCK_OPEN + "def perimeter(r):\n" + DIVIDER + PERIMETER + BLOCK_CLOSE)[3:]
     assert backend.detokenize(draft.tokens) == expected[:len(draft.tokens)]
     # Once the model wrote another head, the draft follows the model's.
     program = BLOCK_OPEN + "def area(r):\n"
-    draft = blocks.propose(program, backend.tokenize(program))
+    draft = blocks.propose(backend.tokenize(program))
     assert draft is not None
     expected = DIVIDER + "def area(r):\n    return math.pi * r\n" + BLOCK_CLOSE
     assert backend.detokenize(draft.tokens) == expected[:len(draft.tokens)]
@@ -78,12 +78,12 @@ def test_a_begun_block_is_drafted_through_the_named_head_and_its_unit() -> None:
 def test_without_a_name_the_head_is_the_models_to_choose() -> None:
     blocks, backend = drafter("Double it.")
     for program in (BLOCK_OPEN[:3], BLOCK_OPEN, BLOCK_OPEN + "def "):
-        assert blocks.propose(program, backend.tokenize(program)) is None
+        assert blocks.propose(backend.tokenize(program)) is None
     program = BLOCK_OPEN + "def area(r):\n"  # written: drafted from there
-    assert blocks.propose(program, backend.tokenize(program)) is not None
+    assert blocks.propose(backend.tokenize(program)) is not None
     # Between blocks and past a closed one nothing is begun.
     done = REPLY
-    assert blocks.propose(done, backend.tokenize(done)) is None
+    assert blocks.propose(backend.tokenize(done)) is None
 
 
 def test_a_block_begun_after_a_closed_one_or_a_plan_drafts_the_named_head_after_it() -> None:
@@ -92,13 +92,13 @@ def test_a_block_begun_after_a_closed_one_or_a_plan_drafts_the_named_head_after_
     for before in (area, "Plan: fix the perimeter.\n"):
         blocks, backend = drafter("Fix area and perimeter.")
         program = before + BLOCK_OPEN[:3]
-        draft = blocks.propose(program, backend.tokenize(program))
+        draft = blocks.propose(backend.tokenize(program))
         assert draft is not None, before
         assert backend.detokenize(draft.tokens) == expected[:len(draft.tokens)]
     # A name whose definition lies before the cursor (area, past the first block) is no guess.
     blocks, backend = drafter("Fix area.")
     program = area + BLOCK_OPEN[:3]
-    assert blocks.propose(program, backend.tokenize(program)) is None
+    assert blocks.propose(backend.tokenize(program)) is None
 
 
 def head_session(reply: str, draft_tokens: int | None = None) -> EditSession:

@@ -31,20 +31,20 @@ def text_of(draft: Draft | None) -> str:
 
 
 def test_at_the_start_proposes_copying_the_whole_document() -> None:
-    draft = drafter().propose("", [])
+    draft = drafter().propose_after("", [])
     assert text_of(draft) == f'<copy lines="1-{N}"/>'
     assert draft is not None and draft.closes == LineRange(1, N)
 
 
 def test_a_long_tag_is_cut_to_max_tokens_and_closes_nothing() -> None:
-    draft = drafter(max_tokens=5).propose("", [])
+    draft = drafter(max_tokens=5).propose_after("", [])
     assert text_of(draft) == "<copy"
     assert draft is not None and draft.closes is None
 
 
 def test_completes_a_partial_copy_tag() -> None:
     program = '<copy lines="1-'
-    draft = drafter().propose(program, tokenize(program))
+    draft = drafter().propose_after(program, tokenize(program))
     assert text_of(draft) == f'{N}"/>'
     assert draft is not None and draft.closes == LineRange(1, N)
 
@@ -52,20 +52,20 @@ def test_completes_a_partial_copy_tag() -> None:
 @pytest.mark.parametrize("k", [1, 2, 4])
 def test_after_a_one_line_gen_following_copy_1_k_proposes_a_copy_from_k_plus_2(k: int) -> None:
     program = f'<copy lines="1-{k}"/><gen>    return x * 2\n</gen>'
-    draft = drafter().propose(program, tokenize(program))
+    draft = drafter().propose_after(program, tokenize(program))
     assert text_of(draft) == f'<copy lines="{k + 2}-{N}"/>'
     assert draft is not None and draft.closes == LineRange(k + 2, N)
 
 
 def test_a_gen_of_two_lines_skips_two() -> None:
     program = '<copy lines="1-1"/><gen>a\nb\n</gen>'
-    draft = drafter().propose(program, tokenize(program))
+    draft = drafter().propose_after(program, tokenize(program))
     assert draft is not None and draft.closes == LineRange(4, N)
 
 
 def test_after_a_copy_proposes_a_gen_rewriting_the_next_line() -> None:
     program = '<copy lines="1-5"/>'
-    draft = drafter().propose(program, tokenize(program))
+    draft = drafter().propose_after(program, tokenize(program))
     assert text_of(draft) == "<gen>if a < b & c:\n"  # verbatim, as gen text is written
     assert draft is not None and draft.closes is None
 
@@ -73,7 +73,7 @@ def test_after_a_copy_proposes_a_gen_rewriting_the_next_line() -> None:
 def test_inside_a_gen_lookup_proposes_the_rest_of_the_old_line() -> None:
     program = '<copy lines="1-1"/><gen>    return x'
     context = tokenize('<copy lines="1-1"/>' + LINES[0] + "<gen>    return x")
-    assert text_of(drafter().propose(program, context)).startswith(" + 1\n")
+    assert text_of(drafter().propose_after(program, context)).startswith(" + 1\n")
 
 
 @pytest.mark.parametrize(("written", "rest"), [
@@ -85,28 +85,28 @@ def test_inside_a_gen_lookup_proposes_the_rest_of_the_old_line() -> None:
 def test_inside_a_gen_the_old_line_is_followed_past_a_change(written: str, rest: str) -> None:
     program = '<copy lines="1-1"/><gen>' + written
     context = tokenize('<copy lines="1-1"/>' + LINES[0] + "<gen>" + written)
-    draft = drafter().propose(program, context)
+    draft = drafter().propose_after(program, context)
     assert draft is not None and draft.source == "old"
     assert text_of(draft).startswith(rest)
 
 
 def test_a_gen_that_completes_a_line_may_end_and_copy_the_rest() -> None:
     program = '<copy lines="1-1"/><gen>    return x - 1\n'
-    draft = drafter().propose(program, tokenize(program))
+    draft = drafter().propose_after(program, tokenize(program))
     assert text_of(draft) == f'</gen><copy lines="3-{N}"/>'
     assert draft is not None and draft.closes == LineRange(3, N) and draft.source == "close"
     last = '<copy lines="1-6"/><gen>    passed\n'  # rewrote the last line: nothing to copy
-    assert text_of(drafter().propose(last, tokenize(last))) == "</gen>"
+    assert text_of(drafter().propose_after(last, tokenize(last))) == "</gen>"
 
 
 def test_once_the_close_tag_is_begun_the_rest_of_it_and_the_next_copy_are_drafted() -> None:
     # Not old text: "</ge" says the gen ends, whatever the alignment with the old lines.
     program = '<copy lines="1-1"/><gen>    return x - 1\n</ge'
-    draft = drafter().propose(program, tokenize(program))
+    draft = drafter().propose_after(program, tokenize(program))
     assert text_of(draft) == f'n><copy lines="3-{N}"/>'
     assert draft is not None and draft.closes == LineRange(3, N) and draft.source == "closing"
     last = '<copy lines="1-6"/><gen>    passed\n</gen'
-    assert text_of(drafter().propose(last, tokenize(last))) == ">"
+    assert text_of(drafter().propose_after(last, tokenize(last))) == ">"
 
 
 def test_a_gen_close_and_the_copy_after_it_are_drafted_as_one_text() -> None:
@@ -120,7 +120,7 @@ def test_a_gen_close_and_the_copy_after_it_are_drafted_as_one_text() -> None:
 
     d = Drafter(LINES, merging, vocabulary, DraftConfig(max_tokens=64, adaptive=False))
     program = '<copy lines="1-1"/><gen>    return x - 1\n'
-    draft = d.propose(program, merging(program))
+    draft = d.propose_after(program, merging(program))
     assert draft is not None and 256 in draft.tokens
     assert b"".join(vocabulary[t] for t in draft.tokens) == f'</gen><copy lines="3-{N}"/>'.encode()
 
@@ -131,20 +131,20 @@ def test_old_text_is_followed_incrementally() -> None:
     program = ""
     for piece in ("if a ", "<", "= b", " &"):  # one gen written in steps
         program += piece
-        draft = d.propose(head + program, tokenize(program))
+        draft = d.propose_after(head + program, tokenize(program))
     assert text_of(draft).startswith(" c:\n")
-    fresh = drafter().propose(head + program, tokenize(program))  # all at once: same alignment
+    fresh = drafter().propose_after(head + program, tokenize(program))  # all at once: same alignment
     assert text_of(fresh) == text_of(draft)
 
 
 def test_lookup_follows_the_document_as_gen_text_writes_it() -> None:
     program = '<copy lines="1-5"/><gen>if a'
     context = tokenize('<copy lines="1-5"/>' + "".join(LINES[:5]) + "<gen>if a")
-    assert text_of(drafter().propose(program, context)).startswith(" < b & c:\n")
+    assert text_of(drafter().propose_after(program, context)).startswith(" < b & c:\n")
     # A reserved word in the document is drafted escaped, as gen text must write it.
     lines = ["x = 1\n", 's = "</gen>"\n']
     d = Drafter(lines, tokenize, BYTES, DraftConfig(max_tokens=64))
-    draft = d.propose('<copy lines="1-1"/>', tokenize('<copy lines="1-1"/>x = 1\n'))
+    draft = d.propose_after('<copy lines="1-1"/>', tokenize('<copy lines="1-1"/>x = 1\n'))
     assert text_of(draft) == '<gen>s = "&lt;/gen>"\n'
 
 
@@ -165,7 +165,7 @@ def test_lookup_drafts_the_documents_own_token_split_across_line_ends() -> None:
     # A gen unlike the old text it replaces (so old-text alignment gives up), ending in an
     # n-gram of line 1.
     program = f'<copy lines="1-4"/><gen>{"q" * 16} def f'
-    draft = d.propose(program, merging("".join(LINES[:4]) + program[len('<copy lines="1-4"/>'):]))
+    draft = d.propose_after(program, merging("".join(LINES[:4]) + program[len('<copy lines="1-4"/>'):]))
     assert draft is not None and draft.source == "lookup"
     assert draft.tokens == merging("(x):\n    return x + 1\n")[:8]
     assert indent in draft.tokens
@@ -176,40 +176,40 @@ def test_lookup_falls_back_to_what_the_edit_wrote_then_to_the_instruction() -> N
                 instruction="Rename it to QUUX_VALUE.")
     head = f'<copy lines="1-{N}"/><gen>'
     program = head + "QJ = 1\nQK = QJ"  # nowhere in the document
-    assert text_of(d.propose(program, tokenize(program))) == " = 1\nQK "
+    assert text_of(d.propose_after(program, tokenize(program))) == " = 1\nQK "
     program = head + "QUU"  # only in the instruction
-    assert text_of(d.propose(program, tokenize(program))) == "X_VALUE."
+    assert text_of(d.propose_after(program, tokenize(program))) == "X_VALUE."
 
 
 def test_after_a_copy_to_the_end_only_an_appended_gen_is_drafted() -> None:
     everything = f'<copy lines="1-{N}"/>'
     for partial, rest in (("", "<gen>"), ("<", "gen>"), ("<ge", "n>")):
-        draft = drafter().propose(everything + partial, tokenize(everything + partial))
+        draft = drafter().propose_after(everything + partial, tokenize(everything + partial))
         assert draft is not None and draft.source == "append" and text_of(draft) == rest
 
 
 def test_nothing_to_propose() -> None:
     everything = f'<copy lines="1-{N}"/>'
-    assert drafter(gen=False).propose(everything, tokenize(everything)) is None  # used up
-    assert drafter(gen=False).propose('<copy lines="1-2"/>', []) is None
-    assert drafter(tags=False).propose("", []) is None
+    assert drafter(gen=False).propose_after(everything, tokenize(everything)) is None  # used up
+    assert drafter(gen=False).propose_after('<copy lines="1-2"/>', []) is None
+    assert drafter(tags=False).propose_after("", []) is None
     rewritten_to_the_end = f'<copy lines="1-{N - 1}"/><gen>    passed\n</gen>'
-    assert drafter().propose(rewritten_to_the_end, tokenize(rewritten_to_the_end)) is None
+    assert drafter().propose_after(rewritten_to_the_end, tokenize(rewritten_to_the_end)) is None
     unknown = "<gen>QJZKVWXYUTSRPONM"  # no old text, no n-gram in the document, nothing repeated
-    assert drafter().propose(unknown, tokenize(unknown)) is None
+    assert drafter().propose_after(unknown, tokenize(unknown)) is None
 
 
 def test_max_tokens_zero_disables_drafting() -> None:
     d = Drafter(LINES, tokenize, BYTES, DraftConfig(max_tokens=0))
-    assert d.propose("", []) is None
-    assert d.propose('<copy lines="1-1"/><gen>    return', tokenize("    return")) is None
+    assert d.propose_after("", []) is None
+    assert d.propose_after('<copy lines="1-1"/><gen>    return', tokenize("    return")) is None
 
 
 def test_rolled_back_program_is_reparsed() -> None:
     d = drafter()
     long = '<copy lines="1-3"/><gen>x\n</gen>'
-    assert d.propose(long, tokenize(long)) is not None
-    draft = d.propose("", [])
+    assert d.propose_after(long, tokenize(long)) is not None
+    draft = d.propose_after("", [])
     assert draft is not None and draft.closes == LineRange(1, N)
 
 

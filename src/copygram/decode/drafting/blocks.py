@@ -187,9 +187,10 @@ class BlockDrafter:
         tokens = self._tokenize(rest)[:-1][:limit]
         return Draft(tokens, source="run") if tokens else None
 
-    def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
+    def propose(self, context: Sequence[int], feed: int = 1) -> Draft | None:
         """A draft continuing the search part's run or the replacement being written (with
-        heads: the block from its opening marker on); ``None`` elsewhere."""
+        heads: the block from its opening marker on); ``None`` elsewhere. ``context``: every
+        token after the prompt (the program's, which this drafter reads its bytes from)."""
         self._follow(context)
         where = self._open_block()
         if self._heads:

@@ -90,13 +90,17 @@ class Drafter:
                  token_bytes: Sequence[bytes], config: DraftConfig, syntax: str = "lines",
                  profile: BatchProfile | None = None, instruction: str = "", *,
                  document_tokens: Sequence[int] | None = None,
-                 reader: OpReader | None = None) -> None:
+                 reader: OpReader | None = None,
+                 program: Callable[[], str] | None = None) -> None:
         """``profile``: the backend's forward costs, which size drafts when ``config.adaptive``
         (without one, drafts are sized as without ``adaptive``); ``document_tokens``: the
         escaped document tokenized as one text, if the caller has
         it (:meth:`~copygram.decode.document.EditDocument.gen_tokens`); ``reader``: the
-        edit's :class:`OpReader`, shared with the decode loop (one of its own otherwise)."""
+        edit's :class:`OpReader`, shared with the decode loop (one of its own otherwise);
+        ``program``: the program text so far, which :meth:`propose` continues (the edit's
+        constraint's; without it, call :meth:`propose_after`)."""
         self.config = config
+        self._program = program
         self._syntax = s = get_syntax(syntax)
         self._partial_copy = s.partial_copy_pattern
         self._lines = document_lines
@@ -158,7 +162,13 @@ class Drafter:
         self._read_ops = len(self._reader.ops)
         return partial
 
-    def propose(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
+    def propose(self, context: Sequence[int], feed: int = 1) -> Draft | None:
+        """:meth:`propose_after` the program text the drafter was built to read."""
+        if self._program is None:
+            raise TypeError("this Drafter was built without program=: call propose_after")
+        return self.propose_after(self._program(), context, feed)
+
+    def propose_after(self, program: str, context: Sequence[int], feed: int = 1) -> Draft | None:
         """A draft continuing ``program`` (the text so far); ``context`` is every token after the
         prompt (program tokens and spliced copies), for n-gram lookup; ``feed`` is how many
         tokens the verifying forward appends before the draft (they make drafting cheaper)."""

@@ -264,6 +264,10 @@ class PredictionDrafter:
                 return max(found, key=lambda draft: self.sizer.acceptance(draft.source))
         return None
 
+    def with_content(self, draft: Draft, content_tokens: int) -> bool:
+        """Plain text closes no copy: never."""
+        return False
+
     def feedback(self, draft: Draft, accepted: int) -> None:
         self.sizer.feedback(draft.source, len(draft.tokens), accepted)
 
