@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (a checked edit with the best catalog model) and
 # `make test`.
-.PHONY: demo test bootstrap lint ui-test aider-test
+.PHONY: demo test bootstrap lint ui-test ui-screenshot aider-test
 
 VENV ?= .venv
 
@@ -33,14 +33,19 @@ lint: bootstrap
 
 # The live view (`copygram serve`'s /ui) in a real headless browser: Debian's Chromium (installed
 # here when missing, as root; otherwise say how) and Playwright's Python package drive the page
-# through a whole edit; its screenshot is docs/ui.png.
+# through a whole edit on the scripted model (screenshot: build/ui-test.png). ui-screenshot
+# writes docs/ui.png from a real edit with Qwen2.5-Coder-1.5B.
 ui-test: bootstrap
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] \
 	  && apt-get install -y --no-install-recommends chromium >/dev/null; } \
 	  || { echo "ui-test: needs Chromium: sudo apt-get install chromium" >&2; exit 1; }
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check playwright==1.65.2
-	COPYGRAM_UI_SCREENSHOT=docs/ui.png $(VENV)/bin/python -m pytest -p no:cacheprovider \
+	@mkdir -p build
+	COPYGRAM_UI_SCREENSHOT=build/ui-test.png $(VENV)/bin/python -m pytest -p no:cacheprovider \
 	  tests/serve/test_ui.py -rs
+
+ui-screenshot: ui-test
+	$(VENV)/bin/python scripts/ui_screenshot.py
 
 # Aider (aider-chat, a CLI that edits files in a git repository) driving `copygram serve` with
 # Qwen2.5-Coder-1.5B on a bug fix, whole-file edit format: the file checked and the commit made.

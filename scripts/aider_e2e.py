@@ -42,8 +42,10 @@ def wait_healthy(url: str, server: subprocess.Popen[str], timeout: float) -> Non
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise SystemExit(f"copygram serve exited with {server.returncode}")
+        request = urllib.request.Request(f"{url}/health",
+                                         headers={"Authorization": f"Bearer {KEY}"})
         try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
+            with urllib.request.urlopen(request, timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:

@@ -17,6 +17,7 @@ import copygram.backends
 from copygram import EditSession
 from copygram.bench.quality import rewrite_decode
 from copygram.bench.replay import replay_rewrite
+from copygram.catalog import default_editor
 from copygram.config import parse_config
 from copygram.decode.events import DoneEvent, EditResult, SpanEvent, TokenEvent
 from copygram.decode.prompt import DefaultPromptBuilder, RewritePromptBuilder
@@ -214,7 +215,8 @@ def test_the_command_edits_in_rewrite_mode(monkeypatch: pytest.MonkeyPatch, tmp_
                                                            mode="rewrite"))
     assert run_cli([str(path), "-i", "Fix f.", "--mode", "rewrite", "--in-place"]) == 0
     # The command parses the config once and hands the session the parsed one.
-    assert path.read_text() == EDITED and configs == [parse_config({"mode": "rewrite"})]
+    assert path.read_text() == EDITED and configs == [
+        parse_config({"mode": "rewrite", "model": default_editor()[0]})]
     err = capsys.readouterr().err
     assert "rewrite:" in err and "accepted prediction tokens" in err
 

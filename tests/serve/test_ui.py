@@ -4,7 +4,8 @@ generated and drafted tokens and copied lines marked, the diff and the timings a
 
 The browser test runs where Playwright and a Chromium are installed (``make ui-test`` installs
 both: Debian's ``chromium`` package and the ``playwright`` wheel); elsewhere it skips, saying so.
-``COPYGRAM_UI_SCREENSHOT=PATH`` saves its screenshot there (docs/ui.png is one)."""
+``COPYGRAM_UI_SCREENSHOT=PATH`` saves its screenshot there; ``make ui-screenshot`` writes
+docs/ui.png from a real model's edit (scripts/ui_screenshot.py)."""
 
 from __future__ import annotations
 
@@ -51,12 +52,12 @@ def test_a_browser_streams_an_edit_and_shows_the_diff(live_server: str, tmp_path
             page = browser.new_page(viewport={"width": 1280, "height": 760})
             page.goto(f"{live_server}/ui")
             page.set_input_files("#file", str(source))
-            page.wait_for_function("document.getElementById('document').value.length > 0")
-            assert page.input_value("#document") == DOCUMENT
+            # Locator waits: the page's Content-Security-Policy forbids the eval that
+            # wait_for_function would need.
+            sync_api.expect(page.locator("#document")).to_have_value(DOCUMENT)
             page.fill("#instruction", "Return x + 2.")
             page.click("#run")
-            page.wait_for_function(
-                "document.getElementById('status').textContent === 'done'", timeout=30_000)
+            sync_api.expect(page.locator("#status")).to_have_text("done", timeout=30_000)
             # The program streamed in: generated text, and the copies as copies.
             stream = page.inner_text("#stream")
             assert "return x + 2" in stream
@@ -66,6 +67,9 @@ def test_a_browser_streams_an_edit_and_shows_the_diff(live_server: str, tmp_path
             # The diff and the timings.
             assert page.inner_text("#diff .del").strip() == "-     return x + 1"
             assert page.inner_text("#diff .add").strip() == "+     return x + 2"
+            marks = page.locator("#diff span").evaluate_all(
+                "spans => spans.map(s => s.textContent[0])")
+            assert marks.index("-") < marks.index("+")  # a unified diff's order
             assert "forwards" in page.inner_text("#summary")
             assert page.get_attribute("#download", "download") == "f.py"
             assert not page.is_hidden("#download")
