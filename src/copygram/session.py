@@ -201,11 +201,13 @@ class EditSession:
         greedily, token by token, to reproduce a rewrite-mode edit)."""
         return self.prompt_builder.build(document, instruction, self.backend)
 
-    def complete(self, messages: Sequence[dict[str, str]], *, prediction: str | None = None,
-                 max_tokens: int | None = None, sampling: Sampling | None = None,
+    def complete(self, messages: Sequence[dict[str, str]] | str, *,
+                 prediction: str | None = None, max_tokens: int | None = None,
+                 sampling: Sampling | None = None,
                  stop: Sequence[str] = ()) -> Iterator[CompletionEvent]:
         """A chat completion: the model's chat template over ``messages`` (``{"role",
-        "content"}`` dicts), generated as plain text with ``prediction`` (any text the reply is
+        "content"}`` dicts; a string is the prompt itself, as a legacy completion's, its special
+        tokens read as such), generated as plain text with ``prediction`` (any text the reply is
         expected to resemble, as in OpenAI's Predicted Outputs) as the speculative draft. Under
         greedy decoding the reply is token-identical with and without a prediction.
 

@@ -135,3 +135,14 @@ def test_sampling_per_call() -> None:
                                          sampling=Sampling(temperature=0.8, seed=seed)))).text
                for seed in (1, 1)]
     assert sampled[0] == sampled[1]
+
+
+def test_a_prompt_string_is_continued_as_it_is() -> None:
+    backend = ScriptedBackend(reply="ok")
+    session = EditSession(backend, mode="program")
+    result = run(list(session.complete("<|im_start|>user\nSay ok.<|im_end|>\n")))
+    assert result.text == "ok" and result.stop_reason == "eos"
+    # No chat template around it: the prompt is the string's tokens.
+    assert bytes(backend.calls[0].ids) == b"<|im_start|>user\nSay ok.<|im_end|>\n"
+    with pytest.raises(DocumentError, match="empty"):
+        session.complete("")

@@ -69,3 +69,37 @@ def test_continue_apply_streams_the_file_as_continue_reads_it(make_client: MakeC
     details = chunks[-1]["usage"].get("completion_tokens_details") or {}
     if prediction:  # the original file drafted most of the reply
         assert details["accepted_prediction_tokens"] > len(ORIGINAL) // 2
+
+
+def test_continue_chatml_apply_to_legacy_completions(make_client: MakeClient) -> None:
+    """Continue's default for a model name with no template of its own: the apply prompt as one
+    ChatML string to ``{apiBase}completions`` (``core/llm/index.ts``, ``OpenAI.ts``)."""
+    reply = EDITED + "```\n"
+    backend = ScriptedBackend(reply=reply)
+    client = make_client(backend)
+    prompt = f"<|im_start|>user\n{APPLY_PROMPT}<|im_end|>\n<|im_start|>assistant\n```\n"
+    body = {"model": MODEL, "max_tokens": 4096, "stream": True, "prompt": prompt}
+    response = client.post("/v1/completions", json=body, headers=SDK_HEADERS)
+    assert response.status_code == 200
+    chunks = chunks_of(response.text)
+    assert all(chunk["object"] == "text_completion" for chunk in chunks)
+    assert "".join(c["choices"][0]["text"] for c in chunks if c["choices"]) == reply
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    # The prompt went to the model as it is, not inside a chat template.
+    assert bytes(backend.calls[0].ids).startswith(prompt.encode())
+
+
+def test_legacy_completions_as_openai_answers_them(make_client: MakeClient) -> None:
+    client = make_client(ScriptedBackend(reply="def f(x):\n    return x + 2\n"))
+    body = client.post("/v1/completions", json={"model": MODEL, "prompt": ["def f(x):"],
+                                                "stream_options": None}).json()
+    assert body["object"] == "text_completion"
+    (choice,) = body["choices"]
+    # OpenAI's default max_tokens for legacy completions is 16.
+    assert choice["finish_reason"] == "length" and body["usage"]["completion_tokens"] == 16
+    assert choice["text"] == "def f(x):\n    return x + 2\n"[:16]
+    for bad, param in (({"prompt": [1, 2]}, "prompt"), ({"echo": True}, "echo"),
+                       ({"best_of": 3}, "best_of"), ({"messages": []}, "messages"),
+                       ({"prompt": "x", "n": 2}, "n")):
+        response = client.post("/v1/completions", json={"model": MODEL, "prompt": "x", **bad})
+        assert response.status_code == 400 and response.json()["error"]["param"] == param

@@ -75,16 +75,21 @@ def check_prompt_fits(backend: Backend, prompt_tokens: int, what: str = "the pro
             "context (at most 32768) and never goes past it")
 
 
-def stream_completion(setup: EditSetup, messages: Sequence[dict[str, str]],
+def stream_completion(setup: EditSetup, messages: Sequence[dict[str, str]] | str,
                       policy: Policy, *, prediction: str | None = None,
                       max_tokens: int | None = None,
                       stop: Sequence[str] = ()) -> Iterator[CompletionEvent]:
-    """A chat completion: the chat template over ``messages``, tokenized with special tokens,
-    checked against the context, then :func:`generate` with ``prediction`` as the draft source.
-    ``max_tokens`` ``None``: as many as the context holds."""
+    """A completion: the chat template over ``messages`` (or ``messages`` as the prompt text
+    itself, a legacy completion's), tokenized with special tokens, checked against the context,
+    then :func:`generate` with ``prediction`` as the draft source. ``max_tokens`` ``None``: as
+    many as the context holds."""
     backend = setup.backend
-    prompt = backend.tokenize(backend.chat_prompt(messages), special=True)
-    check_prompt_fits(backend, len(prompt), "the chat prompt")
+    chat = not isinstance(messages, str)
+    text = backend.chat_prompt(messages) if not isinstance(messages, str) else messages
+    prompt = backend.tokenize(text, special=True)
+    if not prompt:
+        raise DocumentError("the prompt is empty: send some text to continue")
+    check_prompt_fits(backend, len(prompt), "the chat prompt" if chat else "the prompt")
     # Without max_tokens, the context ends the completion (stop_reason "context").
     budget = backend.context_length if max_tokens is None else max_tokens
     source = prediction_source(setup, prediction, prompt)

@@ -21,8 +21,15 @@ from typing import TYPE_CHECKING
 from copygram.errors import missing_dependency
 from copygram.serve import engine
 from copygram.serve.engine import Delta, Finished, Item, Progress, SessionHolder, Started
+from copygram.serve.legacy import parse_completion
 from copygram.serve.queue import ClientGone, Job, ModelQueue
-from copygram.serve.schemas import ApiError, JSONObject, parse_body, parse_chat, parse_edit
+from copygram.serve.schemas import (
+    ApiError,
+    JSONObject,
+    parse_body,
+    parse_chat,
+    parse_edit,
+)
 
 try:
     import anyio
@@ -235,6 +242,36 @@ class Server:
         return await self.run(request, lambda session: engine.chat(session, chat), chat.stream,
                               render, render_item)
 
+    async def completions(self, request: Request) -> Response:
+        """OpenAI's legacy ``/v1/completions``: the prompt string continued as it is (its
+        special tokens read as such; Continue sends its edits here as one ChatML string)."""
+        completion = parse_completion(await self.read_json(request))
+        self.check_model(completion.model)
+        head: JSONObject = {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion",
+                            "created": int(time.time()), "model": self.model_id,
+                            "system_fingerprint": FINGERPRINT}
+
+        def choice(text: str, finish: str | None) -> JSONObject:
+            return {**head, "choices": [{"index": 0, "text": text, "logprobs": None,
+                                         "finish_reason": finish}]}
+
+        def render(done: Finished) -> JSONObject:
+            return {**choice(done.text or "", done.finish_reason),
+                    "usage": done.usage.as_dict()}
+
+        def render_item(item: Item) -> list[JSONObject]:
+            if isinstance(item, Delta):
+                return [choice(item.text, None)] if item.text else []
+            if isinstance(item, Finished):
+                last = [choice("", item.finish_reason)]
+                if completion.include_usage:
+                    last.append({**head, "choices": [], "usage": item.usage.as_dict()})
+                return last
+            return []
+
+        return await self.run(request, lambda session: engine.chat(session, completion),
+                              completion.stream, render, render_item)
+
     async def edits(self, request: Request) -> Response:
         edit = parse_edit(await self.read_json(request))
         self.check_model(edit.model)
@@ -334,6 +371,7 @@ def create_app(session_factory: Callable[[], EditSession], *, model_id: str = "c
         Route("/v1/models", server.models, methods=["GET"]),
         Route("/v1/models/{name:path}", server.model, methods=["GET"]),
         Route("/v1/chat/completions", server.chat_completions, methods=["POST"]),
+        Route("/v1/completions", server.completions, methods=["POST"]),
         Route("/v1/edits", server.edits, methods=["POST"]),
         Route(UI_PATH, _ui, methods=["GET"]),
     ]

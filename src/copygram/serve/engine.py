@@ -23,7 +23,14 @@ from copygram.errors import (
     GenerationError,
     LengthError,
 )
-from copygram.serve.schemas import ApiError, ChatRequest, EditRequest, Generation, JSONObject
+from copygram.serve.legacy import CompletionRequest
+from copygram.serve.schemas import (
+    ApiError,
+    ChatRequest,
+    EditRequest,
+    Generation,
+    JSONObject,
+)
 
 if TYPE_CHECKING:
     from copygram.decode.sampling import Sampling
@@ -321,13 +328,16 @@ def sampling_for(session: EditSession, options: Generation) -> Sampling:
                     seed=base.seed if options.seed is None else options.seed)
 
 
-def chat(session: EditSession, request: ChatRequest) -> Iterator[Item]:
-    """The work of one ``/v1/chat/completions`` request: :meth:`EditSession.complete` (the chat
-    template, the context check, the prediction as the draft, stop strings held back)."""
+def chat(session: EditSession, request: ChatRequest | CompletionRequest) -> Iterator[Item]:
+    """The work of one ``/v1/chat/completions`` request (or ``/v1/completions``: the prompt text
+    as it is): :meth:`EditSession.complete` (the chat template, the context check, the
+    prediction as the draft, stop strings held back)."""
     from copygram.decode.events import DoneEvent
 
+    prompt = (request.prompt if isinstance(request, CompletionRequest)
+              else [m.as_dict() for m in request.messages])
     try:
-        events = session.complete([m.as_dict() for m in request.messages],
+        events = session.complete(prompt,
                                   prediction=request.prediction,
                                   max_tokens=request.generation.max_tokens,
                                   sampling=sampling_for(session, request.generation),
