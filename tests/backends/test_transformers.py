@@ -114,3 +114,33 @@ def test_the_cpu_picks_the_routing_and_its_cost_curve(backend: object) -> None:
     # The loaded backend prices forwards on the curve of the routing its CPU got.
     assert backend.batch_profile is cpu_routing(cpu_info().vendor)[1]
     assert cpu_info() == cpu_info()
+
+
+def test_a_model_that_ignores_the_cache_is_an_error_not_a_wrong_result(backend: object) -> None:
+    """A transformers release that swallows the ``cache`` keyword (5.17 did) would start every
+    forward from an empty cache: the backend checks what the cache holds after each forward."""
+    from copygram.backends.transformers import TransformersBackend
+
+    assert isinstance(backend, TransformersBackend)
+    model = backend.model
+
+    class Forgetful:
+        """The model, as such a release runs it: the cache it was given left untouched."""
+
+        config = model.config
+
+        def __call__(self, **kwargs: object) -> object:
+            kwargs.pop("cache")
+            return model(**kwargs)
+
+    ids = read_facts(backend).random_text(0, 6)
+    backend.truncate(0)
+    backend.model = Forgetful()
+    try:
+        with pytest.raises(BackendError, match="did not keep the KV cache"):
+            backend.splice(ids)
+        assert backend.n_tokens == 0 and backend.cached_ids == []
+    finally:
+        backend.model = model
+    backend.splice(ids)  # the real model keeps it
+    assert backend.cache.get_seq_length() == 6

@@ -286,6 +286,19 @@ class TransformersBackend:
             ) from exc
         self._n += len(ids)
         self._ids.extend(int(i) for i in ids)
+        held = self.cache.get_seq_length()
+        if held != self._n:
+            # A transformers release that takes the cache under another keyword swallows ours
+            # and starts every forward from an empty cache: wrong logits, no error (5.17).
+            import transformers
+
+            spliced = self._n
+            self.truncate(0)
+            raise BackendError(
+                f"transformers {transformers.__version__} did not keep the KV cache (it holds "
+                f"{held} tokens after {spliced} were spliced), so "
+                "every forward would start from nothing; copygram's Transformers backend needs "
+                "a release that takes the cache it passes: pip install 'transformers>=5.25'")
         return out.logits[0]
 
     def splice(self, ids: Sequence[int]) -> Logits:
