@@ -139,8 +139,10 @@ def run(args: argparse.Namespace) -> int:
     if len(set(real)) < len(real):
         raise ConfigError("a file is named twice: edit each file once per call")
     # Every file read and every output checked before the model loads.
-    jobs = [(path, document, _writer(args, path, document))
-            for path in files for document in (read_document(path),)]
+    jobs = []
+    for path in files:
+        document = read_document(path)
+        jobs.append((path, document, _writer(args, path, document)))
     config = command_config(args.config, model=args.model, mode=args.mode)  # checked once
     with _Progress(sys.stderr, not args.quiet) as progress:
         progress.status("loading the model")

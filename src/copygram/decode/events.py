@@ -30,6 +30,12 @@ StopReason = Literal["eos", "stop", "max_tokens", "context"]
 string, the token budget (``max_tokens``, or an edit's default budget), or a full context."""
 
 
+def finish_reason(stop_reason: StopReason) -> Literal["stop", "length"]:
+    """OpenAI's name for how a run ended: ``"stop"`` (an end-of-generation token or a stop
+    string) or ``"length"`` (its budget or a full context: the output is cut short)."""
+    return "stop" if stop_reason in ("eos", "stop") else "length"
+
+
 @dataclass(frozen=True)
 class TokenEvent:
     """The model chose ``token_id`` itself, in a forward of its own or from the row after a
@@ -110,6 +116,12 @@ class EditResult:
             object.__setattr__(self, "raw", self.program_text)
 
     @property
+    def finish_reason(self) -> Literal["stop", "length"]:
+        """:func:`finish_reason` of :attr:`stop_reason`: ``"length"`` where the text is cut
+        short."""
+        return finish_reason(self.stop_reason)
+
+    @property
     def speedup(self) -> float:
         """Estimated speedup over decoding every output token: the output's token count times
         this run's mean decode-step time, over this run's generation time (use
@@ -147,7 +159,7 @@ class Completion:
     @property
     def finish_reason(self) -> Literal["stop", "length"]:
         """``"stop"`` (an end-of-generation token or a stop string) or ``"length"``."""
-        return "stop" if self.stop_reason in ("eos", "stop") else "length"
+        return finish_reason(self.stop_reason)
 
     @property
     def prompt_tokens(self) -> int:

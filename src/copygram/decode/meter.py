@@ -98,11 +98,11 @@ class Meter(Forwards):
         self.text.push(token)
         self.program_ids.append(token)
         self.policy.advance(token)
-        repeated = self._repeats.feed(self._token_bytes[token]) if self._repeats else None
-        if repeated is not None:
+        if self._repeats is not None and (
+                repeated := self._repeats.feed(self._token_bytes[token])) is not None:
             raise self.error(
                 f"the model wrote the line {repeated.decode('utf-8', 'replace')!r} "
-                f"{self._repeats.limit if self._repeats else 0} times in a row: it is looping")
+                f"{self._repeats.limit} times in a row: it is looping")
         return closed
 
     def retract(self, n_tokens: int) -> int:
@@ -110,10 +110,10 @@ class Meter(Forwards):
         repeat guard (read again from the program kept: O(program)) and the choices
         ``retry_unchanged`` keeps; not out of the KV cache: the caller truncates it. Returns
         the byte the text resumes from (a :class:`~copygram.decode.events.RetractEvent`'s)."""
-        taken = self.program_ids[len(self.program_ids) - n_tokens:]
         del self.program_ids[len(self.program_ids) - n_tokens:]
         self.constraint.rollback(n_tokens)
-        resumes = self.text.rewind(self.written - sum(len(self._token_bytes[t]) for t in taken))
+        # The constraint holds the output's bytes too: what it kept is what the text keeps.
+        resumes = self.text.rewind(len(self.constraint.program_bytes))
         if self._repeats is not None:
             self._repeats = RepeatGuard(self._repeats.limit)
             self._repeats.feed(self.constraint.program_bytes)

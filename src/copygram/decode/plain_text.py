@@ -85,8 +85,8 @@ def stream_completion(setup: EditSetup, messages: Sequence[dict[str, str]] | str
     many as the context holds."""
     backend = setup.backend
     chat = not isinstance(messages, str)
-    text = backend.chat_prompt(messages) if not isinstance(messages, str) else messages
-    prompt = backend.tokenize(text, special=True)
+    prompt = backend.tokenize(messages if isinstance(messages, str)
+                              else backend.chat_prompt(messages), special=True)
     if not prompt:
         raise DocumentError("the prompt is empty: send some text to continue")
     check_prompt_fits(backend, len(prompt), "the chat prompt" if chat else "the prompt")

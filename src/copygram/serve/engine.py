@@ -239,11 +239,10 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
 
     def finished(result: EditResult, text: str | None) -> Finished:
         stats = result.stats
-        cut = result.stop_reason in ("max_tokens", "context")
         return Finished(text=text, usage=Usage(
             stats.prompt_tokens, stats.output_tokens, stats.drafted_tokens,
             stats.rejected_tokens, stats.cached_prompt_tokens),
-            finish_reason="length" if cut else "stop", program=None if text else result.raw,
+            finish_reason=result.finish_reason, program=result.raw if text is None else None,
             stats=stats_dict(stats), mode="rewrite")
 
     started = False
@@ -262,7 +261,7 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
         raise bad_document(exc, "document") from None
     except DamagedEditError as exc:
         cut = exc.result
-        if not isinstance(cut, EditResult) or cut.stop_reason not in ("max_tokens", "context"):
+        if not isinstance(cut, EditResult) or cut.finish_reason != "length":
             raise failed(exc) from None
         # The reply stopped on max_tokens (or the context) and the file would be cut short: as a
         # program cut so, a 200 with finish_reason "length", no text, and the reply so far.
