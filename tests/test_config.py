@@ -83,6 +83,7 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("search_plan", 1, "true or false"),
     ("retry_unchanged", "on", "true or false"),
     ("line_view", "spaces", "'pipe', 'tab'"),
+    ("prompt_order", "sideways", "'instruction_first', 'document_first'"),
     ("search_scope", "file", "'lines', 'unit', 'head'"),
     ("tie_tolerance", -0.1, "finite number >= 0"),
     ("tie_tolerance", math.nan, "finite number >= 0"),
@@ -368,6 +369,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "search_plan": st.booleans(),
     "retry_unchanged": st.booleans(),
     "line_view": st.sampled_from(["pipe", "tab"]),
+    "prompt_order": st.sampled_from(["instruction_first", "document_first"]),
     "search_scope": st.sampled_from(["lines", "unit", "head"]),
     "tie_tolerance": st.one_of(st.integers(0, 5), finite.filter(lambda x: x >= 0)),
     "mode": st.sampled_from(["program", "rewrite", "auto"]),
@@ -466,3 +468,19 @@ def test_docs_tables_list_the_keys_where_they_go() -> None:
     assert keys("Session keys") + keys("Backend keys") == [
         key for key in (*SESSION_KEYS, *BACKEND_KEYS) if key in TOP_KEYS]
     assert sorted(keys("Route keys")) == sorted(ROUTE_KEYS)
+
+
+def test_route_arguments_read_toml_values_and_bare_words() -> None:
+    from copygram.config import route_arguments
+
+    table = route_arguments(["prompt_order=document_first", "draft_tokens = 32",
+                             "ordered_copies=false", 'syntax="search_replace"'])
+    assert table == {"prompt_order": "document_first", "draft_tokens": 32,
+                     "ordered_copies": False, "syntax": "search_replace"}
+    table.pop("ordered_copies")  # refused with blocks, the syntax named
+    assert parse_config({"route": table}).session.prompt_order == "document_first"
+    for bad in ("prompt_order", "=document_first"):
+        with pytest.raises(ConfigError, match="KEY=VALUE"):
+            route_arguments([bad])
+    with pytest.raises(ConfigError, match="prompt_order"):
+        parse_config({"route": route_arguments(["prompt_order=sideways"])})

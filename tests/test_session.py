@@ -97,3 +97,19 @@ def test_options_go_by_position_and_changes_by_name() -> None:
         EditSession(backend, options=options)
     with pytest.raises(ConfigError, match="unknown option.*'temprature'"):
         EditSession(backend, temprature=0.5)
+
+
+@pytest.mark.parametrize("mode", ["program", "rewrite", "auto"])
+@pytest.mark.parametrize("syntax", ["", "lines"])
+def test_prompt_order_puts_the_document_first_in_every_mode(mode: str, syntax: str) -> None:
+    document = "def f():\n    return 1\n"
+    session = EditSession(ScriptedBackend(document), mode=mode, syntax=syntax,
+                          prompt_order="document_first")
+    prompt = session.prompt(document, "Make f return 2.")
+    # The task's turn is the last user turn (a worked example may come before it).
+    task = prompt[prompt.rindex("Document:"):]
+    assert task.index("return 1") < task.index("Instruction: Make f return 2.")
+    default = EditSession(ScriptedBackend(document), mode=mode, syntax=syntax)
+    task = default.prompt(document, "Make f return 2.")
+    task = task[task.rindex("Instruction: Make f"):]
+    assert task.index("Document:") < task.index("return 1")

@@ -32,6 +32,8 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
     "serve": ("copygram.bench.serve", "copygram serve under concurrent edits: TTFT, latency"),
     "kinds": ("copygram.bench.kinds",
               "build edit rows of many kinds and sizes, judged by whole-file tests (issue 40)"),
+    "repeat": ("copygram.bench.repeat",
+               "several edits in a row on one file: cold and warm time per edit (issue 42)"),
     "units": ("copygram.bench.units",
               "where units found by a parser and by layout end differently, on real files"),
 }

@@ -258,6 +258,6 @@ def test_the_self_check_drops_rows_whose_tests_are_slow(monkeypatch: pytest.Monk
         return TestOutcome(True, "pass", seconds["after"], "")
 
     monkeypatch.setattr(testrun, "run_tests", timed)
-    assert kinds._verdict(row, "docstring", 9.0) is None
+    assert kinds.verdict(row, "docstring", 9.0) is None
     seconds["after"] = 3.5
-    assert kinds._verdict(row, "docstring", 9.0) == "slow tests"
+    assert kinds.verdict(row, "docstring", 9.0) == "slow tests"

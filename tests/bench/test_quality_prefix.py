@@ -3,6 +3,8 @@ worked example a document's layout picks included, and never a token of the row'
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from copygram.bench.data import EditRow
@@ -22,24 +24,35 @@ BUILDERS: dict[str, PromptBuilder] = {
     "blocks": SearchReplacePromptBuilder(scope="lines"),
     "head blocks": SearchReplacePromptBuilder(scope="head"),
 }
+DOCUMENT_FIRST: dict[str, PromptBuilder] = {
+    "rewrite": RewritePromptBuilder(order="document_first"),
+    "copy tags": DefaultPromptBuilder(order="document_first"),
+    "blocks": SearchReplacePromptBuilder(scope="lines", order="document_first"),
+    "head blocks": SearchReplacePromptBuilder(scope="head", order="document_first"),
+}
 
 
 def _row(before: str) -> EditRow:
-    return EditRow("set", "id", before, "Fix the bug.", before)
+    return EditRow("set", "id", before=before, after=before, instruction="Fix the bug.")
 
 
-@pytest.mark.parametrize("document", [PY_BUGGY, JS_BUGGY], ids=["python", "js"])
-@pytest.mark.parametrize("name", BUILDERS)
-def test_the_prefix_is_the_prompt_up_to_the_instruction(name: str, document: str) -> None:
+def _primed(builder: PromptBuilder, document: str,
+            ) -> tuple[ScriptedBackend, Callable[[str, str], str], EditRow, str, str]:
+    """The backend, the prompt function, the row, its prefix and its prompt's text."""
     backend = ScriptedBackend(document)
-    builder = BUILDERS[name]
     row = _row(document)
 
     def prompt(doc: str, instruction: str) -> str:
         return builder.build(doc, instruction, backend)
 
     prefix = bytes(prompt_prefix(backend, prompt, row)).decode()
-    text = prompt(row.before, row.instruction)
+    return backend, prompt, row, prefix, prompt(row.before, row.instruction)
+
+
+@pytest.mark.parametrize("document", [PY_BUGGY, JS_BUGGY], ids=["python", "js"])
+@pytest.mark.parametrize("name", BUILDERS)
+def test_the_prefix_is_the_prompt_up_to_the_instruction(name: str, document: str) -> None:
+    backend, prompt, row, prefix, text = _primed(BUILDERS[name], document)
     # The byte-level backend: the prefix is the prompt's text up to the instruction's first
     # character, the worked example and the system message included, the document not.
     assert text.startswith(prefix) and prefix.endswith("Instruction: ")
@@ -60,3 +73,34 @@ def test_a_braced_documents_example_is_part_of_its_prefix() -> None:
     python, js = (bytes(prompt_prefix(backend, prompt, _row(doc))).decode()
                   for doc in (PY_BUGGY, JS_BUGGY))
     assert "def perimeter(radius):" in python and "const perimeter = (radius) => {" in js
+
+
+@pytest.mark.parametrize("document", [PY_BUGGY, JS_BUGGY], ids=["python", "js"])
+@pytest.mark.parametrize("name", DOCUMENT_FIRST)
+def test_with_the_document_first_the_prefix_stops_before_the_document(name: str,
+                                                                      document: str) -> None:
+    _, _, row, prefix, text = _primed(DOCUMENT_FIRST[name], document)
+    # The document's first line (after its number, where lines are numbered) and everything
+    # after it are the row's; the instruction comes after the document.
+    assert text.startswith(prefix) and prefix.rstrip("0123456789| ").endswith("Document:\n")
+    first_line = row.before.splitlines()[0]
+    assert text[len(prefix):].lstrip("0123456789| ").startswith(first_line)
+    assert text.index(row.instruction) > text.index("balance == 0") > len(prefix)
+
+
+@pytest.mark.parametrize("name", DOCUMENT_FIRST)
+def test_with_the_document_first_two_instructions_share_the_document(name: str) -> None:
+    """What makes a repeated edit warm: the prompts of two instructions on one document part
+    after the document, and those of two documents at their first different line."""
+    backend = ScriptedBackend(PY_BUGGY)
+    first, second = (DOCUMENT_FIRST[name].build(PY_BUGGY, instruction, backend)
+                     for instruction in ("Fix the bug.", "Rename below_zero to dips."))
+    shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
+    assert first[:shared].endswith("Instruction: ") or first[:shared].endswith(
+        "Instruction: ".rstrip())
+    assert "balance == 0" in first[:shared]
+    ordinary = BUILDERS[name]
+    first, second = (ordinary.build(PY_BUGGY, instruction, backend)
+                     for instruction in ("Fix the bug.", "Rename below_zero to dips."))
+    shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
+    assert "balance == 0" not in first[:shared]

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -187,8 +187,16 @@ def measure_kernel(
         machine=cpu_info().describe(),
         rows=tuple(rows),
         load_average=(round(load_start, 2), round(os.getloadavg()[0], 2)),
-        build=str(backend.describe().get("build", "")),
+        build=_build(backend.describe()),
     )
+
+
+def _build(described: Mapping[str, object]) -> str:
+    """The build's features, and whether the kernels run batch-invariant (their cost differs)."""
+    build = str(described.get("build", ""))
+    if "batch_invariant" not in described or not build:
+        return build
+    return f"{build}; batch-invariant {'on' if described['batch_invariant'] else 'off'}"
 
 
 # -- the curve and the costs modelled with it ------------------------------------------------------
@@ -327,6 +335,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="default: every CPU")
     parser.add_argument("--prompt-tokens", type=int, default=PROMPT_TOKENS)
+    parser.add_argument("--batch-invariant", choices=("auto", "true", "false"), default="auto",
+                        help="llama.cpp on a CPU: batch-invariant kernels (config key "
+                             "batch_invariant; default auto): their forwards cost differently")
     parser.add_argument(
         "--out",
         type=Path,
@@ -345,8 +356,11 @@ def model_label(config: BackendConfig) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    choice = getattr(args, "batch_invariant", "auto")
+    invariant: bool | Literal["auto"] = "auto" if choice == "auto" else choice == "true"
     config = BackendConfig(backend=args.backend, model=args.model, device=args.device,
-                           n_threads=args.threads)
+                           n_threads=args.threads,
+                           batch_invariant=invariant if args.backend == "llamacpp" else "auto")
     backend = load(config)
     print(
         f"copygram bench kernel: {args.backend}, prompt {args.prompt_tokens} tokens, "

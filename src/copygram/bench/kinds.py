@@ -61,10 +61,12 @@ def languages() -> dict[str, Language]:
     return {"python": PYTHON, "js": JS}
 
 
-def _assemble(items: Sequence[str], rng: random.Random, size: str,
-              collide: Callable[[int, set[str]], frozenset[str]] | None = None) -> list[int]:
-    """Indexes of ``items`` (texts), drawn until their lines reach a length drawn for ``size``."""
-    _, _, low, high = SIZES[size]
+def assemble(items: Sequence[str], rng: random.Random, span: tuple[int, int],
+             collide: Callable[[int, set[str]], frozenset[str]] | None = None) -> list[int]:
+    """Indexes of ``items`` (texts), drawn until their lines reach a length drawn from ``span``
+    (fewest, most), two blank lines apart; ``collide(index, taken)``: the names an item defines,
+    and an item whose names are taken is passed over."""
+    low, high = span
     goal, order = rng.randint(low, high), list(range(len(items)))
     rng.shuffle(order)
     chosen: list[int] = []
@@ -85,8 +87,8 @@ def _assemble(items: Sequence[str], rng: random.Random, size: str,
 
 def _code_row(lang: Language, problems: Sequence[Problem], kind: str, size: str,
               rng: random.Random) -> dict[str, object] | None:
-    picked = _assemble([p.fixed for p in problems], rng, size,
-                       lambda i, _: problems[i].names)
+    picked = assemble([p.fixed for p in problems], rng, SIZES[size][2:],
+                      lambda i, _: problems[i].names)
     chosen = [problems[i] for i in picked]
     if not chosen:
         return None
@@ -103,7 +105,8 @@ def _code_row(lang: Language, problems: Sequence[Problem], kind: str, size: str,
 
 def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random) -> dict[str, object] | None:
     usable = [r for r in rows if r.before.strip() and r.after.strip() != r.before.strip()]
-    chosen = [usable[i] for i in _assemble([r.before.strip() for r in usable], rng, size)]
+    chosen = [usable[i] for i in assemble([r.before.strip() for r in usable], rng,
+                                          SIZES[size][2:])]
     if not chosen:
         return None
     target = rng.choice(chosen)
@@ -127,7 +130,7 @@ SLOW_SHARE = 3
 timeout."""
 
 
-def _verdict(row: dict[str, object], kind: str, timeout_s: float) -> str | None:
+def verdict(row: dict[str, object], kind: str, timeout_s: float) -> str | None:
     """Why ``row`` does not hold (its after fails, or its before passes where it must not)."""
     from copygram.bench.testrun import run_tests
 
@@ -178,7 +181,7 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
                         if not SIZES[size][0] <= lines <= SIZES[size][1]:
                             continue
                         row = _finish(built, language, kind, size, slot, lines, seed, checking)
-                        reason = _verdict(row, kind, timeout_s) if checking else None
+                        reason = verdict(row, kind, timeout_s) if checking else None
                         if reason:
                             dropped[f"{language}/{kind}: {reason}"] += 1
                             continue

@@ -45,6 +45,7 @@ from copygram.config.checks import (
     LINE_VIEWS,
     MODES,
     ON_DAMAGE,
+    PROMPT_ORDERS,
     SEARCH_SCOPES,
     check_choice,
     check_engine,
@@ -79,6 +80,7 @@ __all__ = [
     "LINE_VIEWS",
     "MODES",
     "ON_DAMAGE",
+    "PROMPT_ORDERS",
     "ROUTE_KEYS",
     "SEARCH_SCOPES",
     "SESSION_KEYS",
@@ -108,6 +110,7 @@ __all__ = [
     "program_search_scope",
     "program_syntax",
     "read_config",
+    "route_arguments",
 ]
 
 _C = TypeVar("_C", "SessionConfig", "BackendConfig")
@@ -254,3 +257,18 @@ def command_config(path: str | os.PathLike[str] | None, *, model: str | None = N
     if mode is not None:
         values["mode"] = mode
     return parse_config(values)
+
+
+def route_arguments(specs: Sequence[str]) -> dict[str, object]:
+    """``--route KEY=VALUE`` arguments as a [route] table: each value read as a TOML value, a bare
+    word as a string (the keys are checked where the config is parsed)."""
+    table: dict[str, object] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--route takes KEY=VALUE, got {spec!r}")
+        try:
+            table[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            table[key.strip()] = value.strip()
+    return table

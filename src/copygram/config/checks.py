@@ -18,6 +18,7 @@ __all__ = [
     "LINE_VIEWS",
     "MODES",
     "ON_DAMAGE",
+    "PROMPT_ORDERS",
     "SEARCH_SCOPES",
     "check_choice",
     "check_engine",
@@ -47,6 +48,10 @@ LINE_VIEWS: Final = ("pipe", "tab")
 """How the program-mode prompt numbers the document's lines: ``pipe`` writes ``12| text``
 (numbers right-aligned), ``tab`` writes ``12<TAB>text`` as ``cat -n`` does: nothing between the
 tab and the text, so a model does not take the separator's space for indentation."""
+PROMPT_ORDERS: Final = ("instruction_first", "document_first")
+"""Where the user's turn puts the instruction: before the document, or after it. With the
+document first, a new instruction on a document the cache already holds (an editor's next edit of
+the same file) reuses the document's KV instead of computing it again."""
 
 
 def invalid(key: str, value: object, allowed: str) -> ConfigError:

@@ -17,6 +17,7 @@ from typing import Final
 
 from copygram.config.checks import (
     LINE_VIEWS,
+    PROMPT_ORDERS,
     SEARCH_SCOPES,
     check_choice,
     check_engine,
@@ -122,6 +123,9 @@ class SessionConfig:
     prompt_example: bool = field(default=True, metadata=ROUTE)
     # How the prompt numbers lines: "pipe" (12| text) or "tab"
     line_view: str = field(default="pipe", metadata=ROUTE)
+    # Where the user's turn puts the instruction (PROMPT_ORDERS): "document_first" lets a new
+    # instruction on a cached document reuse the document's KV
+    prompt_order: str = field(default="instruction_first", metadata=ROUTE)
     # Syntax "search_replace": SEARCH_SCOPES ("" or None: "head" for blocks, "lines" for tags)
     search_scope: str = field(default="", metadata=ROUTE)
     # Copies in document order bound every program by the document (docs/constraints.md)
@@ -168,6 +172,7 @@ class SessionConfig:
             "draft_adaptive": check_flag("draft_adaptive", self.draft_adaptive),
             "prompt_example": check_flag("prompt_example", self.prompt_example),
             "line_view": check_choice("line_view", self.line_view, LINE_VIEWS),
+            "prompt_order": check_choice("prompt_order", self.prompt_order, PROMPT_ORDERS),
             "search_scope": program_search_scope(self.search_scope, syntax),
             "ordered_copies": check_flag("ordered_copies", self.ordered_copies),
             "copy_to_end": check_flag("copy_to_end", self.copy_to_end),

@@ -94,7 +94,7 @@ class _Tags:
     def prompt(self) -> PromptBuilder:
         o = self.options
         return DefaultPromptBuilder(syntax=o.syntax, with_example=o.prompt_example,
-                                    line_view=o.line_view)
+                                    line_view=o.line_view, order=o.prompt_order)
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class _Blocks:
     def prompt(self) -> PromptBuilder:
         o = self.options
         return SearchReplacePromptBuilder(with_example=o.prompt_example, scope=o.search_scope,
-                                          plan=o.search_plan)
+                                          plan=o.search_plan, order=o.prompt_order)
 
 
 _BY_FAMILY: dict[Family, type[_Tags | _Blocks]] = {"tags": _Tags, "blocks": _Blocks}
@@ -137,5 +137,5 @@ def prompt_builder(options: SessionConfig) -> PromptBuilder:
     """The prompt a session sends unless given one: the rewrite prompt in rewrite mode, else
     the one that teaches the options' format (auto sessions' programs are program mode's)."""
     if options.mode == "rewrite":
-        return RewritePromptBuilder()
+        return RewritePromptBuilder(order=options.prompt_order)
     return decode_format(options).prompt()

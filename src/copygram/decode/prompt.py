@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from copygram.config import LINE_VIEWS, SEARCH_SCOPES, check_choice
+from copygram.config import LINE_VIEWS, PROMPT_ORDERS, SEARCH_SCOPES, check_choice
 from copygram.language.block_render import render as render_blocks
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
@@ -69,8 +69,20 @@ def program_in_context(program: Program, document: str, syntax: str = DEFAULT_TA
     return "".join(parts)
 
 
-def user_message(document: str, instruction: str, view: str = "pipe") -> str:
-    return f"Instruction: {instruction.strip()}\n\nDocument:\n{number_lines(document, view)}"
+def task_message(document: str, instruction: str, order: str = "instruction_first") -> str:
+    """The user's turn: the instruction and the document as the model reads it, in ``order``
+    (one of :data:`~copygram.config.PROMPT_ORDERS`). With the document first, the prompts of two
+    instructions on one document share every token up to the instruction, which a cache keeps."""
+    if order == "document_first":
+        end = "" if not document or document.endswith("\n") else "\n"
+        return f"Document:\n{document}{end}\nInstruction: {instruction.strip()}"
+    return f"Instruction: {instruction.strip()}\n\nDocument:\n{document}"
+
+
+def user_message(document: str, instruction: str, view: str = "pipe",
+                 order: str = "instruction_first") -> str:
+    """:func:`task_message` with the document's lines numbered (``view``)."""
+    return task_message(number_lines(document, view), instruction, order)
 
 
 _EXAMPLE_DOCUMENT = (
@@ -97,9 +109,11 @@ class DefaultPromptBuilder:
     system: str = SYSTEM
     with_example: bool = True
     line_view: str = "pipe"  # LINE_VIEWS
+    order: str = "instruction_first"  # PROMPT_ORDERS
 
     def __post_init__(self) -> None:
         number_lines("", self.line_view)  # checks the view once, here
+        check_choice("prompt_order", self.order, PROMPT_ORDERS)
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
         ops = get_syntax(self.syntax).describe()
@@ -108,11 +122,12 @@ class DefaultPromptBuilder:
             example = program_in_context(_example_program(), _EXAMPLE_DOCUMENT, self.syntax)
             messages += [
                 {"role": "user",
-                 "content": user_message(_EXAMPLE_DOCUMENT, _EXAMPLE_INSTRUCTION, self.line_view)},
+                 "content": user_message(_EXAMPLE_DOCUMENT, _EXAMPLE_INSTRUCTION, self.line_view,
+                                         self.order)},
                 {"role": "assistant", "content": example},
             ]
-        messages.append({"role": "user",
-                         "content": user_message(document, instruction, self.line_view)})
+        messages.append({"role": "user", "content": user_message(document, instruction,
+                                                                 self.line_view, self.order)})
         return messages
 
     def build(self, document: str, instruction: str, model: ChatModel) -> str:
@@ -224,9 +239,11 @@ class SearchReplacePromptBuilder:
     with_example: bool = True
     scope: str = "head"
     plan: bool = False  # ask for a "Plan:" line before the blocks (``search_plan``)
+    order: str = "instruction_first"  # PROMPT_ORDERS
 
     def __post_init__(self) -> None:
         check_choice("search_scope", self.scope, SEARCH_SCOPES)
+        check_choice("prompt_order", self.order, PROMPT_ORDERS)
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
         system = ((_SCOPE_SYSTEM[self.scope] if self.system is None else self.system)
@@ -235,20 +252,17 @@ class SearchReplacePromptBuilder:
         if self.with_example:
             example = _example(self.scope, document)
             messages += [
-                {"role": "user", "content": _plain_message(example.document,
-                                                           example.instruction)},
+                {"role": "user", "content": task_message(example.document,
+                                                         example.instruction, self.order)},
                 {"role": "assistant", "content": (example.plan if self.plan else "")
                  + example.answer},
             ]
-        messages.append({"role": "user", "content": _plain_message(document, instruction)})
+        messages.append({"role": "user",
+                         "content": task_message(document, instruction, self.order)})
         return messages
 
     def build(self, document: str, instruction: str, model: ChatModel) -> str:
         return model.chat_prompt(self.messages(document, instruction))
-
-
-def _plain_message(document: str, instruction: str) -> str:
-    return f"Instruction: {instruction.strip()}\n\nDocument:\n{document}"
 
 
 REWRITE_SYSTEM = (
@@ -263,11 +277,15 @@ class RewritePromptBuilder:
     (what full regeneration and prompt-lookup decoding answer)."""
 
     system: str = REWRITE_SYSTEM
+    order: str = "instruction_first"  # PROMPT_ORDERS
+
+    def __post_init__(self) -> None:
+        check_choice("prompt_order", self.order, PROMPT_ORDERS)
 
     def messages(self, document: str, instruction: str) -> list[dict[str, str]]:
         return [
             {"role": "system", "content": self.system},
-            {"role": "user", "content": _plain_message(document, instruction)},
+            {"role": "user", "content": task_message(document, instruction, self.order)},
         ]
 
     def build(self, document: str, instruction: str, model: ChatModel) -> str:

@@ -52,9 +52,11 @@ class RewriteOutput:
     prefill_s: float
     decode_s: float
     forwards: int = 0  # decode steps after the prompt
+    cached_prompt_tokens: int = 0  # the prompt's tokens the cache already held
 
     def stats(self) -> dict[str, object]:
         return {"decoded_tokens": self.decoded_tokens, "prompt_tokens": self.prompt_tokens,
+                "cached_prompt_tokens": self.cached_prompt_tokens,
                 "forwards": self.forwards,
                 "budget": self.budget, "stop": self.stop, "prefill_s": self.prefill_s,
                 "decode_s": self.decode_s, "gen_s": self.decode_s, "raw": self.raw}
@@ -117,8 +119,9 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
     # flip a near-tie; plain greedy reads every choice from a one-token step, the first one
     # included. So the prompt but its last token is spliced (its cached prefix reused) and the
     # last token decoded alone.
+    spliced = 0
     if len(prompt_ids) > 1:
-        prefill(backend, prompt_ids[:-1])
+        spliced = prefill(backend, prompt_ids[:-1])[1]
     else:
         backend.truncate(0)
     prefill_s = time.perf_counter() - tick
@@ -144,7 +147,8 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
     raw = backend.detokenize(out) if out else ""
     return RewriteOutput(text=extract_document(raw, document), raw=raw,
                          prompt_tokens=len(prompt_ids), decoded_tokens=len(out), budget=budget,
-                         stop=stop, prefill_s=prefill_s, decode_s=decode_s, forwards=steps)
+                         stop=stop, prefill_s=prefill_s, decode_s=decode_s, forwards=steps,
+                         cached_prompt_tokens=len(prompt_ids) - 1 - spliced)
 
 
 @dataclass
@@ -204,8 +208,10 @@ class LookupPeer:
 
 def time_split(stats: RunStats) -> dict[str, float]:
     """Where a run's time went (issue 40's long-file costs): the prompt's prefill, one-token
-    decode steps, and batched forwards (splices and verified drafts)."""
-    return {"prefill_s": stats.prefill_s, "decode_s": stats.decode_s, "splice_s": stats.splice_s}
+    decode steps, and batched forwards (splices and verified drafts); and how many prompt
+    tokens the cache already held."""
+    return {"prefill_s": stats.prefill_s, "decode_s": stats.decode_s, "splice_s": stats.splice_s,
+            "cached_prompt_tokens": stats.cached_prompt_tokens}
 
 
 def program_approach(session: EditSession) -> Approach:
@@ -304,19 +310,22 @@ PLACEHOLDER_INSTRUCTION = "\x00 placeholder"
 
 
 def prompt_prefix(backend: Backend, prompt: PromptText, row: EditRow) -> list[int]:
-    """The tokens of ``prompt`` for ``row`` that its instruction does not change: where they part
-    from the prompt of the row's document with :data:`PLACEHOLDER_INSTRUCTION` (measured per
-    row, as the chat template may merge tokens across the boundary), and never the whole prompt.
-    Every prompt copygram builds, and the baseline's, puts the instruction before the document
-    (tests/bench/test_quality_prefix.py), so this prefix holds no token of the document.
+    """The tokens of ``prompt`` for ``row`` that neither its instruction nor its document
+    changes: where they part from the prompt of the row's document with
+    :data:`PLACEHOLDER_INSTRUCTION`, or of its instruction with a line of that placeholder put
+    before the document (measured per row, as the chat template may merge tokens across the
+    boundary), and never the whole prompt. So this prefix holds no token of the document or the
+    instruction, whichever comes first (``prompt_order``; tests/bench/test_quality_prefix.py).
 
     Why the row's own document: a prompt may pick its worked example by the document's layout
     (head blocks show a braced one for a braced document); that example is as document-free as
     the system message, and a server with prefix caching keeps it across edits of such
     documents."""
     real = backend.tokenize(prompt(row.before, row.instruction), special=True)
-    other = backend.tokenize(prompt(row.before, PLACEHOLDER_INSTRUCTION), special=True)
-    common = 0
-    while common < min(len(real), len(other)) - 1 and real[common] == other[common]:
-        common += 1
-    return real[:common]
+    common = len(real) - 1
+    for document, instruction in ((row.before, PLACEHOLDER_INSTRUCTION),
+                                  (f"{PLACEHOLDER_INSTRUCTION}\n{row.before}", row.instruction)):
+        other = backend.tokenize(prompt(document, instruction), special=True)
+        common = min(common, len(other) - 1)
+        common = next((i for i in range(common) if real[i] != other[i]), common)
+    return real[:max(common, 0)]

@@ -41,13 +41,14 @@ from copygram.bench.quality.scoring import (
     repeat_row,
 )
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests
-from copygram.config import read_config
+from copygram.config import read_config, route_arguments
 from copygram.errors import ConfigError
 from copygram.host import run_record
 from copygram.io import write_text_atomic
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
+    from copygram.decode.prompt import PromptBuilder
 
 __all__ = ["GROUP_FIELDS", "LOOKUP_TOKENS", "add_arguments", "data_path", "parse_approaches",
            "parse_group_by", "regroup", "run", "run_rows"]
@@ -75,6 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "`copygram bench kernel` wrote (config key cost_curve; default: "
                              "the built-in curve)")
     add_data_arguments(parser, default_datasets=QUALITY_DATASETS, max_lines=False)
+    parser.add_argument("--route", action="append", default=[], metavar="KEY=VALUE",
+                        help="a [route] key for every approach (the baseline's prompt is rewrite "
+                             "mode's), the value as in TOML, a bare word as a string; "
+                             "repeatable, e.g. --route prompt_order=document_first")
     parser.add_argument("--approaches", default=",".join(DEFAULT_APPROACHES),
                         help=f"comma-separated, from {', '.join(APPROACHES)} (default: "
                              f"{','.join(DEFAULT_APPROACHES)}; {LOOKUP} loads a second model "
@@ -238,13 +243,15 @@ def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
     return results
 
 
-def _lookup_peer(backend: Backend, config: Mapping[str, object]) -> LookupPeer:
-    """The lookup peer of ``config``'s stack, loaded once for the whole run."""
+def _lookup_peer(backend: Backend, config: Mapping[str, object],
+                 prompt_builder: PromptBuilder) -> LookupPeer:
+    """The lookup peer of ``config``'s stack, loaded once for the whole run; its prompt is
+    rewrite mode's (``prompt_builder``)."""
     from copygram.bench.peers import lookup_generator
     from copygram.config import parse_config
 
     return LookupPeer(backend, lookup_generator(backend, parse_config(config).backend,
-                                                k=LOOKUP_TOKENS))
+                                                k=LOOKUP_TOKENS), prompt_builder)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -284,6 +291,7 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "llamacpp":
         table["batch_invariant"] = {"auto": "auto", "true": True, "false": False}[
             args.batch_invariant]
+    table.update(route_arguments(args.route))
     if table:
         config["route"] = table
     # Read before the model loads: the load average says whether the machine was quiet.
@@ -340,13 +348,13 @@ def run(args: argparse.Namespace) -> int:
                          "retry_unchanged": options.retry_unchanged}
     for name in approaches:
         if name == LOOKUP:
-            peer = _lookup_peer(session.backend, config)
+            peer = _lookup_peer(session.backend, config, rewriting.prompt_builder)
             runners[name], primers[name] = peer, peer.prime
             continue
         runners[name] = (program_approach(session) if name == PROGRAM
                          else program_approach(auto) if name == AUTO
                          else rewrite_mode_approach(rewriting) if name == REWRITE_MODE
-                         else RewriteBaseline(session.backend))
+                         else RewriteBaseline(session.backend, rewriting.prompt_builder))
         # The baseline's prompt is rewrite mode's (rewrite_request); auto's, the prompt of the
         # mode it picks for the row.
         primers[name] = PrefixPrimer(session.backend, session.prompt if name == PROGRAM
