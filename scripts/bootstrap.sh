@@ -46,7 +46,9 @@ case "${COPYGRAM_LLAMA_BUILD:-native}" in
       "'$COPYGRAM_LLAMA_BUILD'" >&2
     exit 2 ;;
 esac
-LLAMA_CPP_CMAKE_ARGS="-DGGML_NATIVE=$native -DGGML_LLAMAFILE=OFF"
+# The RPC backend (GGML_RPC=ON) lets one model's layers live on other machines' `copygram
+# rpc-server` processes (docs/scale.md); it costs nothing where no server is named.
+LLAMA_CPP_CMAKE_ARGS="-DGGML_NATIVE=$native -DGGML_LLAMAFILE=OFF -DGGML_RPC=ON"
 # No AMX kernels, even where the CPU lists AMX: on a Sapphire Rapids VM (Intel Xeon, 2 vCPUs)
 # the native build's AMX matmul died at its first `ldtilecfg` (a general protection fault in
 # libggml-cpu) on every forward, although the kernel granted the tile permission; and those
@@ -56,7 +58,7 @@ amx_off=""
 if [ "$(uname -m)" = x86_64 ]; then
   amx_off="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 fi
-WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/$build-nollamafile-noamx-$patched
+WHEELS=${COPYGRAM_WHEEL_CACHE:-$HOME/.cache/copygram/wheels}/$build-nollamafile-noamx-rpc-$patched
 stamp="$VENV/.copygram-bootstrap"
 want=$( (cat pyproject.toml scripts/bootstrap.sh; echo "$WHEELS") | sha256sum | cut -c1-16)
 

@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("decode", ("copygram.decode",)),
     ("session", ("copygram.session",)),
     ("cli/bench/serve", ("copygram.cli", "copygram.edit_cli", "copygram.models_cli",
+                         "copygram.rpc_cli",
                          "copygram.ceiling", "copygram.bench", "copygram.serve",
                          "copygram.__main__", "copygram")),
 )

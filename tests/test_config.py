@@ -107,6 +107,13 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("batch_invariant", "false", "true, false or \"auto\""),
     ("batch_invariant", 0, "true, false or \"auto\""),
     ("batch_invariant", "Auto", "true, false or \"auto\""),
+    ("rpc_servers", "no-port", '"host:port" endpoints'),
+    ("rpc_servers", ["10.0.0.2:0"], '"host:port" endpoints'),
+    ("rpc_servers", ["10.0.0.2:70000"], '"host:port" endpoints'),
+    ("rpc_servers", ["a:1", "a:1"], "each endpoint once"),
+    ("rpc_servers", ["[::1]:50052"], '"host:port" endpoints'),
+    ("rpc_servers", [50052], '"host:port" endpoints'),
+    ("rpc_servers", [f"h:{p}" for p in range(1, 18)], "at most 16"),
     ("cost_curve", 3, "kernel.json"),
     ("cost_curve", "", "kernel.json"),
     ("model", 3, "catalog name"),
@@ -128,6 +135,16 @@ def test_every_bad_value_is_refused_before_the_model_loads(
     if key in SESSION_KEYS:  # a keyword of EditSession is checked alike
         with pytest.raises(ConfigError, match=f"'{key}'"):
             SessionConfig().replace(**{key: value})
+
+
+def test_rpc_servers_are_llamacpp_s_and_read_from_a_list_or_a_string() -> None:
+    one = parse_config({"rpc_servers": "10.0.0.2:50052, 10.0.0.3:50052"}).backend
+    assert one.rpc_servers == ("10.0.0.2:50052", "10.0.0.3:50052")
+    assert parse_config({"rpc_servers": list(one.rpc_servers)}).backend == one
+    assert parse_config({}).backend.rpc_servers == ()
+    with pytest.raises(ConfigError, match="backend 'llamacpp'"):
+        parse_config({"backend": "transformers", "model": "org/name",
+                      "rpc_servers": ["10.0.0.2:50052"]})
 
 
 def test_copies_to_the_end_need_ordered_copies(no_model: None) -> None:
@@ -168,7 +185,8 @@ def test_keys_are_the_two_dataclasses() -> None:
     assert set(TOP_KEYS) | set(ROUTE_KEYS) == set(CONFIG_KEYS)
     assert not set(TOP_KEYS) & set(ROUTE_KEYS)
     # What a user sets, at the top level; the research routes in [route].
-    assert set(TOP_KEYS) == {"backend", "model", "device", "dtype", "n_ctx", "n_threads", "mode",
+    assert set(TOP_KEYS) == {"backend", "model", "device", "dtype", "n_ctx", "n_threads",
+                             "rpc_servers", "mode",
                              "temperature", "top_p", "seed", "max_new_tokens", "on_damage"}
 
 
@@ -382,6 +400,9 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "n_threads": st.integers(1, 512),
     "batch_invariant": st.sampled_from([True, False, "auto"]),
     "cost_curve": st.just(str(Path(__file__).resolve())),  # any existing file parses
+    "rpc_servers": st.lists(st.builds("{}:{}".format, st.sampled_from(
+        ["127.0.0.1", "10.0.0.2", "gpu-box.lan"]), st.integers(1, 65535)),
+        unique=True, max_size=3).map(tuple),
 }
 assert set(valid_values) | {"dtype"} == set(CONFIG_KEYS)  # dtype: drawn with transformers
 
@@ -410,6 +431,7 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
         del config["batch_invariant"]  # refused: llama.cpp's CUDA kernels are not invariant
     if draw(st.booleans()):
         config.pop("batch_invariant", None)  # refused with transformers
+        config.pop("rpc_servers", None)  # llama.cpp's
         config["backend"] = "transformers"
         config["dtype"] = draw(st.sampled_from(["auto", "float32", "bfloat16", "float16"]))
     return config

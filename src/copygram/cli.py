@@ -1,4 +1,5 @@
-"""The ``copygram`` command line: ``edit``, ``ceiling``, ``models``, ``serve`` and ``bench ...``.
+"""The ``copygram`` command line: ``edit``, ``ceiling``, ``models``, ``serve``, ``rpc-server``
+and ``bench ...``.
 
 Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args) -> int``;
 the module is imported only when its subcommand runs, so ``copygram --help`` stays fast.
@@ -20,6 +21,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "ceiling": ("copygram.ceiling", "oracle round trip and copy ceiling of edit-pair JSONL files"),
     "models": ("copygram.models_cli", "list the model catalog; models fetch NAME fetches one"),
     "serve": ("copygram.serve.cli", "an OpenAI-compatible local server (docs/serve.md)"),
+    "rpc-server": ("copygram.rpc_cli",
+                   "hold part of a model's layers for a copygram elsewhere (docs/scale.md)"),
 }
 _BENCHMARKS: dict[str, tuple[str, str]] = {
     "kernel": ("copygram.bench.kernel", "N decode steps vs one splice of N tokens"),
@@ -34,6 +37,8 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
               "build edit rows of many kinds and sizes, judged by whole-file tests (issue 40)"),
     "repeat": ("copygram.bench.repeat",
                "several edits in a row on one file: cold and warm time per edit (issue 42)"),
+    "rpc": ("copygram.bench.rpc",
+            "a model's layers on rpc-server processes: cost per forward and per edit (issue 45)"),
     "units": ("copygram.bench.units",
               "where units found by a parser and by layout end differently, on real files"),
 }

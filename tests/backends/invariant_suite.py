@@ -8,7 +8,9 @@ What is checked, exactly (no tolerance anywhere):
 - program mode (numbered copies and search/replace blocks) writes the step-by-step program.
 
 Two tokenizers: SmolLM2-135M (Q4_1) and Qwen2.5-Coder-0.5B (Q4_K_M, the K-quant type that the
-tiled kernel takes), each when it is on this machine.
+tiled kernel takes), each when it is on this machine. With ``COPYGRAM_INVARIANT_RPC`` (comma-
+separated ``host:port``) every layer runs on those ``copygram rpc-server`` processes instead
+(``tests/backends/test_llamacpp_rpc.py``): the same checks, over llama.cpp's RPC backend.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     if not model_status(get_entry(request.param)).present:
         pytest.skip(f"{request.param} is not on this machine")
     loaded = load({"backend": "llamacpp", "model": request.param, "n_ctx": 2048,
-                   "batch_invariant": True})
+                   "batch_invariant": True,
+                   "rpc_servers": os.environ.get("COPYGRAM_INVARIANT_RPC", "")})
     yield loaded
     loaded.close()  # type: ignore[attr-defined]
 

@@ -105,9 +105,9 @@ def test_cuda_without_gpu_transformers() -> None:
 
 @pytest.mark.llamacpp
 def test_cuda_without_gpu_offload_llamacpp(tmp_path: Path) -> None:
-    import llama_cpp
+    from copygram.backends.llamacpp_rpc import local_gpu
 
-    if llama_cpp.llama_supports_gpu_offload():
+    if local_gpu():  # not llama_supports_gpu_offload(): true for any build with RPC
         pytest.skip("this llama-cpp-python build offloads to a GPU")
     # The adapter decides the device before it looks at (or loads) the model.
     with pytest.raises(BackendError, match="GPU offload"):

@@ -35,12 +35,13 @@ def test_without_the_extra_the_error_names_it() -> None:
 def test_the_command_is_registered_with_its_defaults() -> None:
     args = build_parser().parse_args(["serve"])
     assert (args.host, args.port, args.api_key, args.model) == ("127.0.0.1", 8000, None, None)
+    assert args.replicas == 1
     assert args._module == "copygram.serve.cli"
 
 
 @pytest.mark.parametrize("argv", [["--port", "0"], ["--timeout", "0"], ["--max-waiting", "-1"],
                                   ["--config", "/nonexistent.toml"],
-                                  ["--model", "no-such-model"]])
+                                  ["--model", "no-such-model"], ["--replicas", "0"]])
 def test_bad_arguments_fail_before_any_model_loads(argv: list[str],
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", *argv]) == 1

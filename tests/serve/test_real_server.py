@@ -80,12 +80,17 @@ def base_url() -> Iterator[str]:
             time.sleep(0.2)
         yield f"{url}/v1"
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, 15)
+
+
+def stop(process: subprocess.Popen[str], timeout: float) -> None:
+    """Ctrl-C, as a user stops the server; killed if it has not exited within ``timeout``."""
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def http(method: str, url: str, body: bytes | None = None) -> tuple[int, bytes]:

@@ -92,15 +92,14 @@ def _cgroup_cpu_limit() -> float | None:
         return None
 
 
-def default_threads() -> int:
-    """The default ``n_threads`` for llama.cpp: the physical cores this process may use (CPU
-    affinity, a cgroup quota) minus one, at least one.
+# ggml reads this once per process, at the first matmul that could take the tiled kernel
+# (copygram.backends.llamacpp_build: batch invariance).
+TILED_MATMUL_ENV = "GGML_CPU_TILED_MM"
 
-    Why not every CPU: llama.cpp's threads spin-wait for each other at every layer, so one thread
-    that has to wait for a core stalls them all. On 2 cores beside one busy process, 64 decode
-    steps of SmolLM2-135M took 1.3-7.4 s with 1 thread and 3.3 to over 90 s with 2; in the
-    quietest runs both took about 1.0 s (docs/config.md). Deterministic (no load average): the
-    thread count is the same every run."""
+
+def usable_cores() -> int:
+    """The physical cores this process may use: its CPU affinity, hyper-threads of one core
+    counted once, capped by a cgroup quota. Deterministic; reads /sys once per call."""
     try:
         cpus = os.sched_getaffinity(0)
     except (AttributeError, OSError):  # not Linux
@@ -109,7 +108,18 @@ def default_threads() -> int:
     limit = _cgroup_cpu_limit()
     if limit is not None:
         cores = min(cores, max(1, math.ceil(limit)))
-    return max(1, cores - 1)
+    return cores
+
+
+def default_threads() -> int:
+    """The default ``n_threads`` for llama.cpp: :func:`usable_cores` minus one, at least one.
+
+    Why not every CPU: llama.cpp's threads spin-wait for each other at every layer, so one thread
+    that has to wait for a core stalls them all. On 2 cores beside one busy process, 64 decode
+    steps of SmolLM2-135M took 1.3-7.4 s with 1 thread and 3.3 to over 90 s with 2; in the
+    quietest runs both took about 1.0 s (docs/config.md). Deterministic (no load average): the
+    thread count is the same every run."""
+    return max(1, usable_cores() - 1)
 
 
 _GGUF_SCALARS = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}

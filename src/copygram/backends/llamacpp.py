@@ -57,6 +57,7 @@ from copygram.backends.llamacpp_build import (
     open_model,
     rows_equal_steps,
 )
+from copygram.backends.llamacpp_rpc import local_gpu
 from copygram.config import BackendConfig, BatchInvariance, Device
 from copygram.errors import BackendError, missing_dependency
 
@@ -83,11 +84,11 @@ class LlamaCppBackend:
     @classmethod
     def from_config(cls, config: BackendConfig) -> LlamaCppBackend:
         """The backend a checked :class:`~copygram.config.BackendConfig` describes (a catalog
-        model is fetched on first use; see :func:`copygram.catalog.resolve_model`)."""
+        model fetched on first use: :func:`copygram.catalog.resolve_model`)."""
         source = model_source(config)
         return cls(source, n_ctx=config.n_ctx, n_threads=config.n_threads,
                    device=config.device, batch_invariant=config.batch_invariant,
-                   costs=config_costs(config, "llamacpp", source))
+                   costs=config_costs(config, "llamacpp", source), rpc_servers=config.rpc_servers)
 
     def __init__(
         self,
@@ -99,6 +100,7 @@ class LlamaCppBackend:
         device: Device = "auto",
         batch_invariant: BatchInvariance = "auto",
         costs: tuple[tuple[int, float], ...] | None = None,
+        rpc_servers: Sequence[str] = (),
     ) -> None:
         """Load ``model_path`` (a GGUF file). ``n_ctx``: default the trained context up to 32768,
         capped there (with a warning when asked for more: ``cap_context``); ``n_threads``: default
@@ -108,12 +110,13 @@ class LlamaCppBackend:
         ``batch_invariant`` (:mod:`~copygram.backends.llamacpp_build`): ``True`` loads so that
         batched rows equal one-token steps bit for bit, or fails; ``"auto"`` does so where it
         costs nothing; ``False`` never asks. Checked at load by a probe (~0.6 s for a 1.5B model
-        on 2 cores); :attr:`batch_invariant` says what the loaded model gives.
-
-        ``costs``: forward costs measured on this machine (:mod:`~copygram.backends.curves`),
-        which :attr:`batch_profile` then gives in place of the built-in curve."""
+        on 2 cores); :attr:`batch_invariant` says what the loaded model gives. ``costs``: forward
+        costs measured on this machine (:mod:`~copygram.backends.curves`), which
+        :attr:`batch_profile` then gives in place of the built-in curve. ``rpc_servers``:
+        ``copygram rpc-server``s that hold every layer (:mod:`~copygram.backends.llamacpp_rpc`)."""
         self._costs = costs
-        gpu = bool(llama_cpp.llama_supports_gpu_offload())
+        self.rpc_servers = tuple(rpc_servers)
+        gpu = local_gpu()
         if device == "cuda" and not gpu:
             raise BackendError(
                 "device 'cuda' was requested but this llama-cpp-python build has no GPU offload; "
@@ -136,7 +139,7 @@ class LlamaCppBackend:
 
         def open_sized(repacked: bool) -> llama_cpp.Llama:
             return open_model(path, n_ctx=n_ctx, n_batch=n_batch, threads=threads,
-                              offloads=offloads, repacked=repacked)
+                              offloads=offloads, repacked=repacked, rpc_servers=self.rpc_servers)
 
         self.model_path = path
         self._attach(open_sized(repacked=True))
@@ -232,7 +235,7 @@ class LlamaCppBackend:
         return {"name": self.name, "model": self.model_path.name,
                 "device": "gpu" if self.offloads else "cpu", "n_ctx": self._n_ctx,
                 "n_threads": self.n_threads, "batch_invariant": self.batch_invariant,
-                "build": self.build}
+                "build": self.build, "rpc_servers": [*self.rpc_servers]}
 
     # -- properties ----------------------------------------------------------------------------
 

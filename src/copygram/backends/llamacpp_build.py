@@ -17,6 +17,7 @@ decode steps against 38) or fails.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -25,7 +26,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from copygram.backends._common import END_OF_TURN_TOKENS, cap_context, gguf_context_length
+from copygram.backends import llamacpp_rpc
+from copygram.backends._common import (
+    END_OF_TURN_TOKENS,
+    TILED_MATMUL_ENV,
+    cap_context,
+    gguf_context_length,
+)
 from copygram.backends.base import (
     LLAMACPP_CPU,
     LLAMACPP_CPU_AVX512,
@@ -57,8 +64,6 @@ __all__ = [
     "rows_equal_steps",
 ]
 
-# ggml reads this once per process, at the first matmul that could take the tiled kernel.
-TILED_MATMUL_ENV = "GGML_CPU_TILED_MM"
 # Tokens of the invariance probe: a prefix, then 21 tokens (every path of the repacked kernels
 # and above the tiled kernel's threshold of 8 rows).
 PROBE_TEXT = ("def add(x, y):\n    return x + y\n\n\ndef mul(x, y):\n    return x * y\n\n\n"
@@ -135,14 +140,22 @@ def check_invariance_build(offloads: bool) -> None:
 
 
 def open_model(path: Path, *, n_ctx: int | None, n_batch: int, threads: int, offloads: bool,
-               repacked: bool) -> llama_cpp.Llama:
+               repacked: bool, rpc_servers: Sequence[str] = ()) -> llama_cpp.Llama:
     """Load the GGUF at ``path`` with ``n_ctx`` capped at its trained context, read from the
     GGUF header before the KV cache is allocated (a huge n_ctx is capped before it costs
-    memory); ``repacked``: with llama.cpp's repacked weights (its default). Seconds."""
+    memory); ``repacked``: with llama.cpp's repacked weights (its default); ``rpc_servers``:
+    every layer on those servers (:mod:`~copygram.backends.llamacpp_rpc`). Seconds, plus the
+    weights' transfer to RPC servers."""
+    fields: dict[str, object] = {} if repacked else {"use_extra_bufts": False}
+    devices = None
+    if rpc_servers or llamacpp_rpc.registered():
+        # The devices named, never every device the process knows (llama.cpp's default).
+        devices = llamacpp_rpc.devices_for(rpc_servers, offloads=offloads)
+        fields["devices"] = ctypes.cast(devices, ctypes.c_void_p).value
+    offloaded = offloads or bool(rpc_servers)
 
     def open_llama(context: int) -> llama_cpp.Llama:
-        params = (contextlib.nullcontext() if repacked
-                  else _model_params(use_extra_bufts=False))
+        params = _model_params(**fields) if fields else contextlib.nullcontext()
         try:
             with params:
                 return llama_cpp.Llama(
@@ -152,7 +165,7 @@ def open_model(path: Path, *, n_ctx: int | None, n_batch: int, threads: int, off
                     n_ubatch=n_batch,
                     n_threads=threads,
                     n_threads_batch=threads,
-                    n_gpu_layers=-1 if offloads else 0,
+                    n_gpu_layers=-1 if offloaded else 0,
                     logits_all=False,
                     verbose=False,
                 )

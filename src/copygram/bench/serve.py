@@ -21,6 +21,7 @@ socket. Prints a Markdown table; ``--json`` writes the numbers.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import http.client
 import json
 import os
@@ -58,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="completion tokens per request at most (default 128)")
     parser.add_argument("--variants", default="plain,prediction",
                         help=f"comma list of {', '.join(VARIANTS)} (default: plain,prediction)")
+    parser.add_argument("--replicas", default="1",
+                        help="comma list of replica counts for the server it starts, each run "
+                             "in turn on the same requests (serve --replicas; default 1), e.g. "
+                             "1,2 for a load test of two replicas against one")
     parser.add_argument("--json", default=None, help="write the summary here")
     add_data_arguments(parser, default_max_lines=60)
 
@@ -87,6 +92,7 @@ class Summary:
     latency_p50_s: float
     latency_p95_s: float
     accepted_prediction_tokens: float
+    replicas: int = 1  # server processes behind the port (serve --replicas)
 
 
 def request_body(variant: str, row: EditRow, max_tokens: int,
@@ -216,11 +222,13 @@ def run_variant(url: str, key: str | None, variant: str, rows: Sequence[EditRow]
 
 
 def markdown(summaries: Sequence[Summary]) -> str:
-    header = ("| variant | clients | requests | errors | wall s | tokens/s | requests/s | "
-              "TTFT p50 s | TTFT p95 s | latency p50 s | latency p95 s | accepted pred. tokens |")
-    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    header = ("| variant | replicas | clients | requests | errors | wall s | tokens/s | "
+              "requests/s | TTFT p50 s | TTFT p95 s | latency p50 s | latency p95 s | "
+              "accepted pred. tokens |")
+    lines = [header, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in summaries:
-        lines.append(f"| {s.variant} | {s.clients} | {s.requests} | {s.errors} | {s.wall_s:.1f} "
+        lines.append(f"| {s.variant} | {s.replicas} | {s.clients} | {s.requests} | {s.errors} "
+                     f"| {s.wall_s:.1f} "
                      f"| {s.tokens_per_s:.1f} | {s.requests_per_s:.2f} | {s.ttft_p50_s:.2f} | "
                      f"{s.ttft_p95_s:.2f} | {s.latency_p50_s:.2f} | {s.latency_p95_s:.2f} | "
                      f"{s.accepted_prediction_tokens:.1f} |")
@@ -234,11 +242,14 @@ def free_port() -> int:
         return port
 
 
-def start_server(args: argparse.Namespace, clients: int) -> tuple[subprocess.Popen[bytes], str]:
-    """``copygram serve`` on a free loopback port, once ``/health`` answers (up to 5 min)."""
+def start_server(args: argparse.Namespace, clients: int,
+                 replicas: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+    """``copygram serve`` (``replicas`` processes) on a free loopback port, once ``/health`` has
+    answered from every replica (up to 5 min)."""
     port = free_port()
     command = [sys.executable, "-m", "copygram", "serve", "--port", str(port),
-               "--log-level", "warning", "--max-waiting", str(max(16, clients))]
+               "--log-level", "warning", "--max-waiting", str(max(16, clients)),
+               "--replicas", str(replicas)]
     for flag, value in (("--config", args.config), ("--model", args.model),
                         ("--api-key", args.api_key)):
         if value:
@@ -246,6 +257,7 @@ def start_server(args: argparse.Namespace, clients: int) -> tuple[subprocess.Pop
     server = subprocess.Popen(command)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 300
+    answered: set[object] = set()  # the replicas' pids
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise ConfigError(f"copygram serve exited with {server.returncode} (see above)")
@@ -253,12 +265,26 @@ def start_server(args: argparse.Namespace, clients: int) -> tuple[subprocess.Pop
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             headers = {"authorization": f"Bearer {args.api_key}"} if args.api_key else {}
             connection.request("GET", "/health", headers=headers)
-            if connection.getresponse().status == 200:
-                return server, url
+            response = connection.getresponse()
+            if response.status == 200:
+                answered.add(json.loads(response.read()).get("pid"))
+                if len(answered) >= replicas:
+                    return server, url
+            time.sleep(0.05)
         except OSError:
             time.sleep(0.2)
     server.kill()
     raise ConfigError("copygram serve did not answer /health within 5 minutes")
+
+
+def replica_counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise ConfigError(f"--replicas {text!r}: use a comma list of counts >= 1, e.g. 1,2")
+    return counts
 
 
 def run(args: argparse.Namespace) -> int:
@@ -274,18 +300,25 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         raise ConfigError("no edit rows selected: check --data, --datasets and --limit")
     requests = args.requests or 2 * args.clients
-    server, url = (None, args.url.rstrip("/")) if args.url else start_server(args, args.clients)
-    try:
-        summaries = []
-        for variant in variants:
-            summary = run_variant(url, args.api_key, variant, rows, args.clients, requests,
-                                  args.max_tokens)
-            summaries.append(summary)
-            print(f"bench serve: {variant} done in {summary.wall_s:.1f} s", file=sys.stderr)
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(30)
+    counts = replica_counts(args.replicas)
+    if args.url and counts != [1]:
+        raise ConfigError("--replicas applies to the server this command starts, not to --url")
+    summaries = []
+    for replicas in counts:
+        server, url = ((None, args.url.rstrip("/")) if args.url
+                       else start_server(args, args.clients, replicas))
+        try:
+            for variant in variants:
+                summary = dataclasses.replace(
+                    run_variant(url, args.api_key, variant, rows, args.clients, requests,
+                                args.max_tokens), replicas=replicas)
+                summaries.append(summary)
+                print(f"bench serve: {variant}, {replicas} replica(s): done in "
+                      f"{summary.wall_s:.1f} s", file=sys.stderr)
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(30)
     print(markdown(summaries))
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(s) for s in summaries], indent=2) + "\n",

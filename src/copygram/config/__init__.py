@@ -3,8 +3,8 @@ typed :class:`Config`: :class:`SessionConfig` (how to edit: the edit options) an
 :class:`BackendConfig` (which model, where).
 
 A config holds the keys a user sets at its top level (``backend``, ``model``, ``device``,
-``dtype``, ``n_ctx``, ``n_threads``, ``mode``, ``temperature``, ``top_p``, ``seed``,
-``max_new_tokens``, ``on_damage``) and the research routes in a ``[route]`` table
+``dtype``, ``n_ctx``, ``n_threads``, ``rpc_servers``, ``mode``, ``temperature``, ``top_p``,
+``seed``, ``max_new_tokens``, ``on_damage``) and the research routes in a ``[route]`` table
 (:data:`ROUTE_KEYS`: how program mode decodes, each default measured in docs/quality.md).
 
 Every value is checked before any model loads: the types (a bool is not a number, ``1.5`` is not

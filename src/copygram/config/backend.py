@@ -44,6 +44,9 @@ class BackendConfig:
     dtype: DType = "auto"
     n_ctx: int | None = None
     n_threads: int | None = None
+    # llama.cpp RPC servers ("host:port", each a `copygram rpc-server`) that hold the model's
+    # layers, split by their free memory: a model too large for this machine (docs/scale.md).
+    rpc_servers: tuple[str, ...] = ()
     # A batched forward's rows equal one-token steps bit for bit (llama.cpp on a CPU): the
     # output of drafted decoding is then plain greedy's on every run (docs/config.md). "auto":
     # where the build and device give it at no cost, checked when the model loads.
@@ -56,7 +59,7 @@ class BackendConfig:
         if isinstance(self.backend, dict):  # a TOML [backend] table
             raise ConfigError(
                 "config key 'backend' is a table; write the backend keys (backend, model, "
-                "device, dtype, n_ctx, n_threads) at the top level of the config, and "
+                "device, dtype, n_ctx, n_threads, rpc_servers) at the top level of the config, and "
                 "batch_invariant and cost_curve in its [route] table"
             )
         backend = check_choice("backend", self.backend, BACKENDS)
@@ -72,6 +75,10 @@ class BackendConfig:
         if invariant is True and self.device == "cuda":
             raise invalid("batch_invariant", invariant, "false with device 'cuda' (llama.cpp's "
                            "CUDA kernels change with the batch size; use device 'cpu')")
+        servers = _check_rpc_servers(self.rpc_servers)
+        if servers and backend != "llamacpp":
+            raise invalid("rpc_servers", list(servers), "[] with backend 'transformers' (RPC "
+                           "servers hold llama.cpp layers; use backend 'llamacpp')")
         if invariant == "auto" and (backend != "llamacpp" or self.device == "cuda"):
             invariant = False  # no batch-invariant kernels there: say so in the parsed config
         checked: dict[str, object] = {
@@ -82,6 +89,7 @@ class BackendConfig:
             "n_ctx": None if self.n_ctx is None else check_int("n_ctx", self.n_ctx, minimum=1),
             "n_threads": (None if self.n_threads is None
                           else check_int("n_threads", self.n_threads, minimum=1)),
+            "rpc_servers": servers,
             "batch_invariant": invariant,
             "cost_curve": None if self.cost_curve is None else _check_cost_curve(self.cost_curve),
         }
@@ -106,6 +114,33 @@ def _check_cost_curve(value: object) -> str:
                           "kernel --backend BACKEND --model MODEL --out DIR` on this machine and "
                           "pass DIR/kernel.json")
     return str(path)
+
+
+_ENDPOINT = re.compile(r"([^\s:,/]+):(\d{1,5})")
+
+
+def _check_rpc_servers(value: object) -> tuple[str, ...]:
+    """``rpc_servers`` as a tuple of ``host:port`` strings: a list (a TOML array) or one string
+    of comma-separated endpoints, as llama.cpp's ``--rpc`` takes them; each named once."""
+    allowed = ('a list of "host:port" endpoints of `copygram rpc-server` processes, e.g. '
+               '["192.168.1.20:50052", "192.168.1.21:50052"] (IPv4 or host names; port 1-65535)')
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(i, str) for i in items):
+        raise invalid("rpc_servers", value, allowed)
+    servers = tuple(i.strip() for i in items if i.strip())
+    for endpoint in servers:
+        match = _ENDPOINT.fullmatch(endpoint)
+        if match is None or not 1 <= int(match.group(2)) <= 65535:
+            raise invalid("rpc_servers", value, allowed + f"; {endpoint!r} is not one")
+    if len(set(servers)) != len(servers):
+        raise invalid("rpc_servers", value, allowed + ", each endpoint once")
+    if len(servers) > _MAX_RPC_SERVERS:
+        raise invalid("rpc_servers", value, allowed + f", at most {_MAX_RPC_SERVERS}")
+    return servers
+
+
+# GGML_RPC_MAX_SERVERS in ggml-rpc.h.
+_MAX_RPC_SERVERS: Final = 16
 
 
 def _check_invariance(value: object) -> BatchInvariance:

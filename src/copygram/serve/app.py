@@ -12,6 +12,7 @@ import hmac
 import importlib.resources
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -193,7 +194,9 @@ class Server:
         status = "error" if self.holder.error else "ok" if self.holder.ready else "loading"
         body: JSONObject = {"status": status, "model": self.model_id,
                             "running": self.queue.running, "waiting": self.queue.waiting,
-                            "max_waiting": self.queue.max_waiting, "served": self.queue.served}
+                            "max_waiting": self.queue.max_waiting, "served": self.queue.served,
+                            # which process answered: `serve --replicas` runs several
+                            "pid": os.getpid()}
         if self.holder.error:
             body["error"] = self.holder.error
         return JSONResponse(body, status_code=503 if self.holder.error else 200)

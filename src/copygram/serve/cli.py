@@ -9,15 +9,25 @@ works without the ``serve`` extra.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
+import json
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from copygram.errors import ConfigError, missing_dependency
 
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from copygram.config import Config
+
 API_KEY_ENV = "COPYGRAM_API_KEY"
+SPEC_ENV = "COPYGRAM_SERVE_SPEC"  # a replica's settings, from the parent (--replicas)
 ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s?#]+")
 
 
@@ -43,6 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         dest="cors_origins",
                         help="let web pages from ORIGIN (scheme://host[:port], or '*' for "
                              "any) call the server from a browser; repeatable (default: none)")
+    parser.add_argument("--replicas", type=int, default=1, metavar="N",
+                        help="N server processes on the one port, each with its own model, "
+                             "queue and --max-waiting (uvicorn's workers; default: "
+                             "%(default)s). Threads are shared out: cores / N each, unless the "
+                             "config sets n_threads")
     parser.add_argument("--log-level", default="info",
                         choices=["critical", "error", "warning", "info", "debug"])
 
@@ -62,6 +77,8 @@ def model_names(model: str, is_catalog: bool) -> tuple[str, list[str]]:
 def _check(args: argparse.Namespace) -> None:
     if not 0 < args.port < 65536:
         raise ConfigError(f"--port {args.port}: use 1 to 65535")
+    if args.replicas < 1:
+        raise ConfigError(f"--replicas {args.replicas}: use 1 or more")
     if args.max_waiting < 0:
         raise ConfigError(f"--max-waiting {args.max_waiting}: use 0 or more")
     if not args.timeout > 0:
@@ -86,7 +103,6 @@ def _loopback(host: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from copygram import EditSession
     from copygram.config import command_config
 
     _check(args)
@@ -94,26 +110,79 @@ def run(args: argparse.Namespace) -> int:
         import uvicorn
     except ImportError as exc:
         raise missing_dependency("uvicorn", "serve") from exc
-    from copygram.serve.app import create_app  # without starlette: the same error, named
+    import copygram.serve.app  # noqa: F401  without starlette: the same error, named
+
     parsed = command_config(args.config, model=args.model)  # checked once, before the load
-    backend = parsed.backend
     api_key = args.api_key or os.environ.get(API_KEY_ENV) or None
     if not _loopback(args.host) and not api_key:
         print(f"copygram: warning: serving on {args.host} with no API key: anyone who can "
               f"reach this address can use the model (set --api-key or ${API_KEY_ENV})",
               file=sys.stderr)
+    if args.replicas > 1:
+        parsed = _replica_config(parsed, args.replicas)
+    spec = {"config": parsed.to_dict(), "api_key": api_key, "max_waiting": args.max_waiting,
+            "timeout": args.timeout, "max_body_mb": args.max_body_mb,
+            "cors_origins": args.cors_origins}
+    model_id = model_names(parsed.backend.model, parsed.backend.is_catalog_model)[0]
+    where = (f"copygram: serving {model_id} at http://{args.host}:{args.port}/v1"
+             + (" (API key required)" if api_key else ""))
+    if args.replicas == 1:
+        app = build_app(spec)
+        print(where, file=sys.stderr)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                    timeout_graceful_shutdown=5)
+        return 0
+    # uvicorn's own workers: each process loads its model in replica_app (a spawned process
+    # reads the spec from the environment) and serves the one listening socket; uvicorn's
+    # supervisor replaces a worker that dies.
+    os.environ[SPEC_ENV] = json.dumps(spec)
+    print(f"{where}, {args.replicas} replicas of {parsed.backend.n_threads} threads each "
+          "(each loads its model now)", file=sys.stderr)
+    uvicorn.run("copygram.serve.cli:replica_app", factory=True, workers=args.replicas,
+                host=args.host, port=args.port, log_level=args.log_level,
+                timeout_graceful_shutdown=5)
+    return 0
+
+
+def _replica_config(parsed: Config, replicas: int) -> Config:
+    """The config of each of ``replicas`` processes: the model fetched once here (each would
+    fetch it otherwise), and threads shared out (llama.cpp's threads spin-wait for a busy core:
+    more threads than cores in all slows every replica) where the config sets none."""
+    from copygram.backends._common import usable_cores
+    from copygram.catalog import resolve_model
+
+    backend = parsed.backend
+    if backend.is_catalog_model:
+        resolve_model(backend.model)
+    cores = usable_cores()
+    threads = backend.n_threads or max(1, cores // replicas)
+    if threads * replicas > cores:
+        print(f"copygram: warning: {replicas} replicas x {threads} threads is more than this "
+              f"machine's {cores} cores; each replica will wait for the others", file=sys.stderr)
+    return dataclasses.replace(parsed, backend=dataclasses.replace(backend, n_threads=threads))
+
+
+def build_app(spec: Mapping[str, Any]) -> Starlette:
+    """The app of one server process: its model loaded (seconds) and ready for both modes."""
+    from copygram import EditSession
+    from copygram.config import parse_config
+    from copygram.serve.app import create_app
+
+    parsed = parse_config(spec["config"])
+    backend = parsed.backend
     print(f"copygram: loading {backend.model} on {backend.backend}", file=sys.stderr)
     session = EditSession.from_config(parsed)
     # A /v1/edits request may ask for program mode whatever the config's: its first one would
     # otherwise build the constraint's vocabulary view (seconds for a 151k-token vocabulary).
     session.derive(mode="program").prepare()
     model_id, aliases = model_names(backend.model, backend.is_catalog_model)
-    app = create_app(lambda: session, model_id=model_id, aliases=aliases, api_key=api_key,
-                     max_body_bytes=int(args.max_body_mb * (1 << 20)),
-                     max_waiting=args.max_waiting, timeout_s=args.timeout,
-                     cors_origins=args.cors_origins)
-    print(f"copygram: serving {model_id} at http://{args.host}:{args.port}/v1"
-          + (" (API key required)" if api_key else ""), file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                timeout_graceful_shutdown=5)
-    return 0
+    return create_app(lambda: session, model_id=model_id, aliases=aliases,
+                      api_key=spec["api_key"], max_body_bytes=int(spec["max_body_mb"] * (1 << 20)),
+                      max_waiting=spec["max_waiting"], timeout_s=spec["timeout"],
+                      cors_origins=spec["cors_origins"])
+
+
+def replica_app() -> Starlette:
+    """uvicorn's factory in each replica process (``--replicas``): :func:`build_app` of the spec
+    the parent left in ``$COPYGRAM_SERVE_SPEC``."""
+    return build_app(json.loads(os.environ[SPEC_ENV]))
