@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from copygram.bench.data import EditRow
-from copygram.bench.quality.approaches import PrefixPrimer, prompt_prefix
+from copygram.bench.quality.approaches import AutoPrompt, PrefixPrimer, prompt_prefix
 from copygram.decode.prompt import (
     DefaultPromptBuilder,
     PromptBuilder,
@@ -104,3 +104,25 @@ def test_with_the_document_first_two_instructions_share_the_document(name: str) 
                      for instruction in ("Fix the bug.", "Rename below_zero to dips."))
     shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
     assert "balance == 0" not in first[:shared]
+
+
+def test_autos_prefix_is_the_prefix_of_the_mode_it_picks_for_the_row() -> None:
+    """Auto's probes compare prompts of one mode: the mode picked for the row's own document and
+    instruction, even where the probe's placeholder would tip the choice the other way."""
+    program, rewrite = BUILDERS["head blocks"], BUILDERS["rewrite"]
+    backend = ScriptedBackend(PY_BUGGY)
+    row = _row(PY_BUGGY)
+    picks: list[tuple[str, str]] = []
+
+    def mode_for(document: str, instruction: str) -> str:
+        picks.append((document, instruction))
+        return "program" if document == row.before and instruction == row.instruction \
+            else "rewrite"
+
+    auto = AutoPrompt(mode_for, lambda d, i: program.build(d, i, backend),
+                      lambda d, i: rewrite.build(d, i, backend))
+    prefix = bytes(prompt_prefix(backend, auto, row)).decode()
+    expected = bytes(prompt_prefix(backend, lambda d, i: program.build(d, i, backend),
+                                   row)).decode()
+    assert prefix == expected and prefix.endswith("Instruction: ")
+    assert picks == [(row.before, row.instruction)]  # decided once, for the row itself

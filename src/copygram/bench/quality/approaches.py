@@ -309,6 +309,30 @@ PLACEHOLDER_INSTRUCTION = "\x00 placeholder"
 """The instruction :func:`prompt_prefix` sets a row's against."""
 
 
+@dataclass
+class AutoPrompt:
+    """Mode auto's prompt for a row: the prompt of the mode ``mode_for`` picks for the row's
+    document and instruction, decided on the first call for that document and kept for
+    :func:`prompt_prefix`'s probes (the placeholder instruction, and the placeholder line put
+    before the document), which must compare prompts of the same mode: a probe that picked the
+    other mode shared only the chat template's first tokens, and auto was primed with almost
+    nothing where program mode had its system message and example cached."""
+
+    mode_for: Callable[[str, str], str]
+    program: PromptText
+    rewrite: PromptText
+    _document: str | None = None
+    _prompt: PromptText | None = None
+
+    def __call__(self, document: str, instruction: str) -> str:
+        real = document.removeprefix(f"{PLACEHOLDER_INSTRUCTION}\n")
+        if real != self._document or self._prompt is None:
+            picked = self.mode_for(real, instruction)
+            self._document = real
+            self._prompt = self.rewrite if picked == "rewrite" else self.program
+        return self._prompt(document, instruction)
+
+
 def prompt_prefix(backend: Backend, prompt: PromptText, row: EditRow) -> list[int]:
     """The tokens of ``prompt`` for ``row`` that neither its instruction nor its document
     changes: where they part from the prompt of the row's document with

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from copygram.bench.data import EditRow, add_data_arguments, data_dir
 from copygram.bench.quality.approaches import (
+    AutoPrompt,
     LookupPeer,
     PrefixPrimer,
     RewriteBaseline,
@@ -310,17 +311,7 @@ def run(args: argparse.Namespace) -> int:
           file=sys.stderr)
     rewriting, auto = session.derive(mode="rewrite"), session.derive(mode="auto")
 
-    chosen: dict[str, EditSession] = {}
-
-    def auto_prompt(document: str, instruction: str) -> str:
-        # Picked with the row's own instruction (prompt_prefix asks with it first), so that the
-        # placeholder prompt it compares with is in the same mode.
-        if document not in chosen:
-            picked = auto.mode_for(document, instruction)
-            chosen.clear()
-            chosen[document] = rewriting if picked == "rewrite" else session
-        return chosen[document].prompt(document, instruction)
-
+    auto_prompt = AutoPrompt(auto.mode_for, session.prompt, rewriting.prompt)
     runners: dict[str, Approach] = {}
     # Every approach on the shared backend starts a row with its own fixed prompt prefix cached
     # and no other; the lookup peer, on a model of its own, keeps no more of its cache.
