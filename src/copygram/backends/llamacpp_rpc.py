@@ -37,9 +37,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_dependency("llama_cpp", "llamacpp") from exc
 
-__all__ = ["DEFAULT_PORT", "check_reachable", "devices_for", "local_gpu", "registered", "serve"]
+__all__ = ["check_reachable", "devices_for", "local_gpu", "registered", "serve"]
 
-DEFAULT_PORT: Final = 50052  # llama.cpp's rpc-server default
 # enum ggml_backend_dev_type (ggml-backend.h)
 _CPU, _GPU, _IGPU = 0, 1, 2
 _CONNECT_TIMEOUT_S: Final = 5.0
@@ -133,11 +132,7 @@ def local_gpu() -> bool:
     """Whether this build offloads to a GPU of this machine. Not ``llama_supports_gpu_offload``:
     that is true for every build with the RPC backend, even on a CPU-only machine. O(devices)."""
     llama_cpp.llama_backend_init()
-    for i in range(_lib.ggml_backend_dev_count()):
-        device = _lib.ggml_backend_dev_get(i)
-        if _lib.ggml_backend_dev_type(device) in (_GPU, _IGPU) and not _is_rpc(device):
-            return True
-    return False
+    return bool(_local_gpus())
 
 
 def _local_gpus() -> list[int]:

@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     where = (f"copygram: serving {model_id} at http://{args.host}:{args.port}/v1"
              + (" (API key required)" if api_key else ""))
     if args.replicas == 1:
-        app = build_app(spec)
+        app = build_app(parsed, spec)
         print(where, file=sys.stderr)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
                     timeout_graceful_shutdown=5)
@@ -162,13 +162,12 @@ def _replica_config(parsed: Config, replicas: int) -> Config:
     return dataclasses.replace(parsed, backend=dataclasses.replace(backend, n_threads=threads))
 
 
-def build_app(spec: Mapping[str, Any]) -> Starlette:
-    """The app of one server process: its model loaded (seconds) and ready for both modes."""
+def build_app(parsed: Config, spec: Mapping[str, Any]) -> Starlette:
+    """The app of one server process: its model loaded (seconds) and ready for both modes;
+    ``spec``'s server options (the API key, the queue, the limits)."""
     from copygram import EditSession
-    from copygram.config import parse_config
     from copygram.serve.app import create_app
 
-    parsed = parse_config(spec["config"])
     backend = parsed.backend
     print(f"copygram: loading {backend.model} on {backend.backend}", file=sys.stderr)
     session = EditSession.from_config(parsed)
@@ -185,4 +184,7 @@ def build_app(spec: Mapping[str, Any]) -> Starlette:
 def replica_app() -> Starlette:
     """uvicorn's factory in each replica process (``--replicas``): :func:`build_app` of the spec
     the parent left in ``$COPYGRAM_SERVE_SPEC``."""
-    return build_app(json.loads(os.environ[SPEC_ENV]))
+    from copygram.config import parse_config
+
+    spec = json.loads(os.environ[SPEC_ENV])
+    return build_app(parse_config(spec["config"]), spec)
