@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from copygram.language import parsers
 from copygram.language.damage import (
     LANGUAGES,
     find_damage,
@@ -188,3 +189,56 @@ def test_a_dangling_name_in_javascript() -> None:
     shadow = "function f(a) {\n  return a;\n}\nfunction g(a) {\n  return a;\n}\n"
     assert find_damage(shadow, shadow.replace("function f(a)", "function h(a)"),
                        language="javascript") == ()
+
+
+CPP_CALLS = """#include <vector>
+using namespace std;
+
+int twice(int x) {
+    return 2 * x;
+}
+
+int quad(int x) {
+    return twice(twice(x));
+}
+
+int size_of(vector<int> v) {
+    return v.size();
+}
+"""
+
+JAVA_CALLS = """class Solution {
+    public int twice(int x) {
+        return 2 * x;
+    }
+
+    public int quad(int x) {
+        return twice(this.twice(x));
+    }
+
+    public int size(java.util.List<Integer> xs) {
+        return xs.size();
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(("text", "language"), [(CPP_CALLS, "cpp"), (JAVA_CALLS, "java")])
+def test_a_rename_that_left_a_call_dangles_in_cpp_and_java(text: str, language: str) -> None:
+    if parsers.parser(language) is None:
+        pytest.skip(f"the tree-sitter grammar for {language} is not installed")
+    definition = "int twice(int x)"
+    left = text.replace(definition, definition.replace("twice", "doubled"))
+    damage = find_damage(text, left, language=language)
+    assert [(d.kind, d.detail.split()[0]) for d in damage] == [("dangling", "twice")]
+    assert damage[0].line == (9 if language == "cpp" else 7)
+    # Every call renamed too is sound; so is a method of another object that shares a removed
+    # name (xs.size() after size is renamed), and a function removed with its every call.
+    assert find_damage(text, text.replace("twice", "doubled"), language=language) == ()
+    assert find_damage(text, text.replace("size", "count").replace("xs.count", "xs.size")
+                       .replace("v.count", "v.size"), language=language) == ()
+    # In C++, a prototype still declares a function whose definition went (a link error, not
+    # a dangling name: declared, so not reported).
+    if language == "cpp":
+        declared = left.replace("int quad", "int twice(int x);\n\nint quad")
+        assert find_damage(text, declared, language="cpp") == ()

@@ -130,3 +130,63 @@ def test_documentation_alone_never_counts_as_code(doc: str) -> None:
     # Whatever documentation replaces the old, the code is the same.
     edited = PY.replace('"""Average."""', doc)
     assert find_misses(PY, edited, "Rewrite the docstring of mean.", "python") == ()
+
+
+CPP = '''#include<vector>
+using namespace std;
+const int LIMIT = 3;
+
+/* Twice x. */
+int twice(int x){
+    int local = x;
+    return 2 * local;
+}
+
+class Box { public: int size() { return 1; } };
+int Box::area(int w) { return w; }
+'''
+
+JAVA = '''class Solution {
+    public static final int LIMIT = 3;
+
+    /**
+     * Twice x.
+     */
+    public int twice(int x) {
+        int local = x;
+        return 2 * local;
+    }
+
+    public int other(int x) {
+        return x;
+    }
+}
+'''
+
+
+def test_cpp_and_java_definitions_reach_the_checks_and_the_mode_choice() -> None:
+    from copygram.language import parsers
+    from copygram.language.targets import _definitions, targets_definitions
+
+    for text, language in ((CPP, "cpp"), (JAVA, "java")):
+        if parsers.parser(language) is None:
+            continue  # the grammar is not installed here: nothing is read
+        names = set(_definitions(text, language))
+        assert {"twice", "LIMIT"} <= names and "local" not in names  # locals are nobody's
+        assert targets_definitions(text, "Fix bugs in twice.", language)
+        assert not targets_definitions(text, "Rename twice to doubled_value.", language)
+        # The comment right above a definition belongs to it; a body edit reaches it.
+        fixed = text.replace("return 2 * local;", "return local + local;")
+        assert find_misses(text, fixed, "Fix bugs in twice.", language) == ()
+        assert find_misses(text, fixed, "Fix bugs in LIMIT.", language) == (
+            "the instruction names LIMIT and the edit left its definition as it was",)
+    if parsers.parser("cpp") is not None:
+        assert {"Box", "size", "area"} <= set(_definitions(CPP, "cpp"))
+    if parsers.parser("java") is not None:
+        assert {"Solution", "other"} <= set(_definitions(JAVA, "java"))
+        short = JAVA.replace("    /**\n     * Twice x.\n     */", "    /** Twice x. */")
+        ask = "Replace the Javadoc comment of twice with the one-line comment /** Twice x. */."
+        assert find_misses(JAVA, short, ask, "java") == ()
+        changed = short.replace("return x;", "return -x;")
+        assert find_misses(JAVA, changed, ask, "java") == (
+            "the instruction asks for documentation only and the edit changed the code",)

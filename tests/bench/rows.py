@@ -65,6 +65,64 @@ assert gcd(*[13, 13]) == 13
 assert gcd(*[37, 600]) == 1
 '''
 
+CPP_FIXED = '''/* True if the running balance ever drops below zero. */
+#include<vector>
+using namespace std;
+bool below_zero(vector<int> operations){
+    int balance=0;
+    for (int i=0;i<operations.size();i++)
+    {
+        balance+=operations[i];
+        if (balance<0) return true;
+    }
+    return false;
+}
+'''
+CPP_BUGGY = CPP_FIXED.replace("if (balance<0)", "if (balance==0)")
+CPP_TEST = '''#undef NDEBUG
+#include<assert.h>
+int main(){
+    assert (below_zero({}) == false);
+    assert (below_zero({1, 2, -3, 1, 2, -3}) == false);
+    assert (below_zero({1, 2, -4, 5, 6}) == true);
+}
+'''
+
+JAVA_FIXED = '''import java.util.*;
+import java.lang.*;
+
+class Solution {
+    /**
+    True if the running balance ever drops below zero.
+     */
+    public boolean belowZero(List<Integer> operations) {
+        int balance = 0;
+        for (int op : operations) {
+            balance += op;
+            if (balance < 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
+'''
+JAVA_BUGGY = JAVA_FIXED.replace("if (balance < 0)", "if (balance == 0)")
+JAVA_TEST = '''public class Main {
+    public static void main(String[] args) {
+        Solution s = new Solution();
+        List<Boolean> correct = Arrays.asList(
+                !s.belowZero(new ArrayList<>(Arrays.asList())),
+                !s.belowZero(new ArrayList<>(Arrays.asList(1, 2, -3, 1, 2, -3))),
+                s.belowZero(new ArrayList<>(Arrays.asList(1, 2, -4, 5, 6)))
+        );
+        if (correct.contains(false)) {
+            throw new AssertionError();
+        }
+    }
+}
+'''
+
 
 def py_row(before: str = PY_BUGGY, after: str = PY_FIXED, test: str = PY_TEST,
            dataset: str = "humanevalfix_docs_python", row_id: str = "py/0") -> EditRow:
@@ -76,6 +134,18 @@ def js_row() -> EditRow:
     return EditRow("humanevalfix_docs_js", "js/0", JS_BUGGY, JS_FIXED,
                    instruction="Fix bugs in belowZero.", lang="js",
                    meta={"test": JS_TEST, "entry_point": "belowZero"})
+
+
+def cpp_row() -> EditRow:
+    return EditRow("humanevalfix_docs_cpp", "cpp/0", CPP_BUGGY, CPP_FIXED,
+                   instruction="Fix bugs in below_zero.", lang="cpp",
+                   meta={"test": CPP_TEST, "entry_point": "below_zero"})
+
+
+def java_row() -> EditRow:
+    return EditRow("humanevalfix_docs_java", "java/0", JAVA_BUGGY, JAVA_FIXED,
+                   instruction="Fix bugs in belowZero.", lang="java",
+                   meta={"test": JAVA_TEST, "entry_point": "belowZero"})
 
 
 def quix_row() -> EditRow:

@@ -158,7 +158,7 @@ def test_deterministic_for_a_seed() -> None:
     first = build_rows(SOURCES, seed=7, per_cell=2, check=False)
     assert first == build_rows(SOURCES, seed=7, per_cell=2, check=False)
     assert first != build_rows(SOURCES, seed=8, per_cell=2, check=False)
-    assert set(first[0]) == {"kinds_python", "kinds_js", "kinds_prose"}
+    assert set(first[0]) == {f"kinds_{language}" for language in kinds.LANGUAGES}
 
 
 def test_prose_rows() -> None:

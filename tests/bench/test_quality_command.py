@@ -94,3 +94,26 @@ def test_command_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     captured = capsys.readouterr()
     assert "| humanevalfix_docs_python | program | 2/2 |" in captured.out
     assert "py/1: auto=pass" in captured.err and " program=pass" in captured.err
+
+
+def test_a_tested_set_without_its_toolchain_is_refused_before_the_model_loads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from copygram.bench import quality
+    from tests.bench.rows import cpp_row
+
+    row = cpp_row()
+    (tmp_path / "humanevalfix_docs_cpp.dev.jsonl").write_text(json.dumps(
+        {"id": row.id, "source": "", "lang": row.lang, "before": row.before,
+         "instruction": row.instruction, "after": row.after, "meta": row.meta}) + "\n")
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which",
+                        lambda name, *a, **k: None if name == "g++" else real(name, *a, **k))
+    monkeypatch.setattr(EditSession, "from_config", lambda config: pytest.fail("loaded"))
+    parser = argparse.ArgumentParser()
+    quality.add_arguments(parser)
+    args = parser.parse_args(["--data", str(tmp_path), "--datasets", "humanevalfix_docs_cpp"])
+    with pytest.raises(ConfigError, match=r"humanevalfix_docs_cpp: g\+\+ is not installed.*"
+                                          r"apt-get install g\+\+.*leave .* out of --datasets"):
+        quality.run(args)

@@ -13,9 +13,24 @@ import pytest
 
 from copygram.bench.data import EditRow
 from copygram.bench.testrun import harness_program, has_tests, run_tests
-from tests.bench.rows import JS_FIXED, PY_FIXED, PY_TEST, QUIX_FIXED, js_row, py_row, quix_row
+from tests.bench.rows import (
+    CPP_FIXED,
+    JAVA_FIXED,
+    JS_FIXED,
+    PY_FIXED,
+    PY_TEST,
+    QUIX_FIXED,
+    cpp_row,
+    java_row,
+    js_row,
+    py_row,
+    quix_row,
+)
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+needs_java = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None,
+                                reason="a JDK is not installed")
 
 
 def test_python_fixed_passes_and_buggy_fails() -> None:
@@ -77,6 +92,45 @@ def test_js_md5_shim() -> None:
 def test_missing_node_is_an_error_not_a_fail() -> None:
     outcome = run_tests(js_row(), JS_FIXED, node="/nonexistent/node")
     assert outcome.status == "error" and not outcome.passed
+
+
+@pytest.mark.parametrize("make_row", [pytest.param(cpp_row, marks=needs_gxx),
+                                      pytest.param(java_row, marks=needs_java)])
+def test_compiled_languages_build_then_run(make_row: object) -> None:
+    assert callable(make_row)
+    row: EditRow = make_row()
+    assert has_tests(row) and has_tests(row.dataset)
+    good = run_tests(row, row.after)
+    assert good.passed and good.status == "pass", good.tail
+    bad = run_tests(row, row.before)
+    assert bad.status == "fail" and not bad.passed
+    # A candidate that does not compile fails (as a Python SyntaxError does), with the
+    # compiler's message in the tail.
+    broken = run_tests(row, row.after.replace("return false;", "return false"))
+    assert broken.status == "fail" and "error" in broken.tail.lower()
+
+
+@pytest.mark.parametrize(("make_row", "fixed", "tool"), [(cpp_row, CPP_FIXED, "g++"),
+                                                         (java_row, JAVA_FIXED, "javac")])
+def test_missing_compiler_is_an_error_that_names_it(
+        monkeypatch: pytest.MonkeyPatch, make_row: object, fixed: str, tool: str) -> None:
+    real = shutil.which
+    monkeypatch.setattr(shutil, "which",
+                        lambda name, *a, **k: None if name == tool else real(name, *a, **k))
+    assert callable(make_row)
+    outcome = run_tests(make_row(), fixed)
+    assert outcome.status == "error" and not outcome.passed
+    assert f"{tool} is not installed" in outcome.tail and "apt-get install" in outcome.tail
+
+
+@needs_gxx
+def test_compiled_timeout_counts_the_build_and_kills_the_program() -> None:
+    row = cpp_row()
+    looping = CPP_FIXED.replace("int balance=0;", "int balance=0; while (true) {}")
+    start = time.perf_counter()
+    outcome = run_tests(row, looping, timeout_s=3.0)
+    assert outcome.status == "timeout" and not outcome.passed
+    assert time.perf_counter() - start < 10.0
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:

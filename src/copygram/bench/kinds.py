@@ -1,19 +1,21 @@
 """``copygram bench kinds``: edit rows of many kinds and sizes, judged by tests that see the whole
 file (issue 40, part 1).
 
-``copygram bench kinds --data SRC --out DIR [--seed N] [--languages python,js,prose]`` reads the
-HumanEvalFix rows (``humanevalfix_docs_{python,js}``) and the IteraTeR paragraphs
-(``iterater_human_doc_sentlines``) of any split in ``SRC`` and writes ``kinds_python``,
-``kinds_js`` and ``kinds_prose`` ``.dev.jsonl`` files to ``DIR``, in the rows' own schema. A code
-row's file is *assembled* from several problems (fixed solutions, docstrings included) until it
-reaches its size bucket (:data:`SIZES`), and its ``meta["test_program"]`` runs **every**
+``copygram bench kinds --data SRC --out DIR [--seed N] [--languages python,js,cpp,java,prose]``
+reads the HumanEvalFix rows (``humanevalfix_docs_{python,js,cpp,java}``) and the IteraTeR
+paragraphs (``iterater_human_doc_sentlines``) of any split in ``SRC`` and writes a
+``kinds_<language>`` ``.dev.jsonl`` file per language to ``DIR``, in the rows' own schema (each
+language's file shape and test program: :mod:`.kinds_python`, :mod:`.kinds_js`, :mod:`.kinds_cpp`,
+:mod:`.kinds_java`). A code row's file is *assembled* from several problems (fixed solutions,
+docstrings included) until it reaches its size bucket (:data:`SIZES`), and its ``meta["test_program"]`` runs **every**
 assembled problem's tests after the edit, so that damage to any neighbour fails the row. Kinds
 (:data:`CODE_KINDS`, by rule, never by hand): ``bugfix`` (one problem buggy), ``multi_bugfix``
 (2-3), ``rename`` (one function and both of the callers the builder adds; the old name must be
 gone), ``add_function`` / ``remove_function`` (a whole problem), ``add_parameter`` (a last
-parameter ``calls`` that records the call's arguments, passed on by a caller; tested through a
-spy), ``top_level`` (add or change a module constant, or list every function in ``__all__`` /
-``module.exports``), ``docstring`` (a docstring cut to its first sentence), and ``prose`` (one
+parameter ``calls`` that records the call (C++: counts it; Java: with an overload keeping the old
+signature), passed on by a caller; tested through a spy), ``top_level`` (add or change a module
+constant, or list every function in ``__all__`` / ``module.exports`` / a ``FUNCTIONS`` or
+``METHODS`` constant), ``docstring`` (a docstring cut to its first sentence), and ``prose`` (one
 paragraph of a concatenated IteraTeR text revised; no tests). ``meta`` holds ``kind``, ``size``,
 ``language``, ``lines``, ``source_ids``, ``targets`` and the test program.
 
@@ -28,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +43,7 @@ from copygram.bench.kinds_edits import (
     Problem,
     make_edit,
 )
+from copygram.bench.testrun import missing_toolchain
 from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
 
@@ -49,16 +51,18 @@ KINDS = (*CODE_KINDS, "prose")
 SIZES: dict[str, tuple[int, int, int, int]] = {
     "small": (1, 50, 18, 42), "medium": (51, 300, 70, 270), "large": (301, 1500, 330, 1350)}
 """bucket -> (fewest lines, most lines, and the range a row's target length is drawn from)."""
-LANGUAGES = ("python", "js", "prose")
+LANGUAGES = ("python", "js", "cpp", "java", "prose")
 PROSE_SOURCE = "iterater_human_doc_sentlines"
 ATTEMPTS = 16
 
 
 def languages() -> dict[str, Language]:
+    from copygram.bench.kinds_cpp import CPP
+    from copygram.bench.kinds_java import JAVA
     from copygram.bench.kinds_js import JS
     from copygram.bench.kinds_python import PYTHON
 
-    return {"python": PYTHON, "js": JS}
+    return {"python": PYTHON, "js": JS, "cpp": CPP, "java": JAVA}
 
 
 def assemble(items: Sequence[str], rng: random.Random, span: tuple[int, int],
@@ -100,7 +104,7 @@ def _code_row(lang: Language, problems: Sequence[Problem], kind: str, size: str,
     after = lang.render(imports, edit.consts_after, edit.after)
     return {"lang": lang.name, "source": lang.source, "before": before, "after": after,
             "instruction": edit.instruction, "ids": [p.id for p in chosen],
-            "targets": edit.targets, "test_program": "\n".join(edit.tests)}
+            "targets": edit.targets, "test_program": lang.test_program(edit.tests)}
 
 
 def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random) -> dict[str, object] | None:
@@ -161,9 +165,10 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
         problems = [p for p in (lang.parse(r) for r in sources.get(lang.source, ()))
                     if p is not None] if lang else []
         prose = list(sources.get(PROSE_SOURCE, ()))
-        checking = check and lang is not None and (language != "js" or bool(shutil.which("node")))
-        if check and lang is not None and not checking:
-            log(f"{language}: node is not on PATH: its rows are written without the self-check")
+        missing = missing_toolchain(lang.name) if lang is not None else None
+        checking = check and lang is not None and missing is None
+        if check and lang is not None and missing:
+            log(f"{language}: {missing}: its rows are written without the self-check")
         rows: list[dict[str, object]] = []
         for kind in kinds:
             if (kind == "prose") != (language == "prose"):

@@ -42,6 +42,8 @@ class Language(ABC):
     name: str
     source: str
     caller_names: tuple[str, str]
+    declare_before_use: bool = False
+    """Whether a function must be declared above its first call (C++): callers go below."""
 
     @abstractmethod
     def parse(self, row: EditRow) -> Problem | None: ...
@@ -80,6 +82,18 @@ class Language(ABC):
     def functions(self, text: str) -> list[str]: ...
     @abstractmethod
     def exports(self, names: Sequence[str]) -> tuple[str, bool, str, str]: ...
+
+    def test_program(self, snippets: Sequence[str]) -> str:
+        """A row's whole test program from its snippets (:meth:`run_test`, :meth:`absent`, ...),
+        run after the candidate file. A script language runs them in order as they are; a
+        compiled one wraps them (a ``main`` that calls each)."""
+        return "\n".join(snippets)
+
+    def constant_words(self, imports: bool) -> tuple[str, str]:
+        """How a ``top_level`` instruction names a module constant, and where it says a new one
+        goes (a language whose constants live elsewhere, Java's in its class, says so)."""
+        return ("module-level constant",
+                "at the top of the file" + (", right after the imports" if imports else ""))
 
 
 def first_sentence(doc: str) -> str:
@@ -151,7 +165,10 @@ def _rename(lang: Language, chosen: list[Problem], rng: random.Random) -> Edit |
         return None
     before = _fixed(chosen)
     first, last = lang.callers(old)
-    before.insert(rng.randrange(1, len(chosen)) if len(chosen) > 1 else 1, first)
+    # The first caller goes between two blocks; in a language that must declare a function
+    # before its use (C++), after the target's block.
+    low = chosen.index(target) + 1 if lang.declare_before_use else 1
+    before.insert(rng.randrange(low, len(chosen)) if len(chosen) > low else len(chosen), first)
     before.append(last)
     after = [_word(old).sub(new, block) for block in before]
     renamed = dataclasses.replace(target, name=new, test=_word(old).sub(new, target.test))
@@ -214,9 +231,9 @@ def _top_level(lang: Language, chosen: list[Problem], rng: random.Random,
     if old == new:
         return None
     line = lang.constant(name, lang.literal(new))
-    where = "at the top of the file" + (", right after the imports" if imports else "")
-    instruction = (f"Add the module-level constant `{line}` {where}." if form == "add_constant"
-                   else f"Change the value of the module-level constant {name} from "
+    noun, where = lang.constant_words(imports)
+    instruction = (f"Add the {noun} `{line}` {where}." if form == "add_constant"
+                   else f"Change the value of the {noun} {name} from "
                         f"{lang.literal(old)} to {lang.literal(new)}.")
     before = [] if form == "add_constant" else [lang.constant(name, lang.literal(old))]
     return Edit(blocks, blocks, instruction, [*tests, lang.assert_equal(name, lang.literal(new))],

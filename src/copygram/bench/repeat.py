@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from copygram.bench.data import EditRow, data_dir, read_edit_rows
+from copygram.bench.model_args import add_model_arguments, session_config
 from copygram.bench.quality.scoring import Approach
 from copygram.errors import ConfigError
 
@@ -194,12 +195,7 @@ def markdown(summary: Sequence[Mapping[str, object]]) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", default=None, help="folder of the source *.dev.jsonl files "
                         f"(default: $COPYGRAM_DATA); the chains are built from {SOURCE}")
-    parser.add_argument("--model", default="default",
-                        help="a catalog model name or a .gguf path (default: the default model)")
-    parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
-    parser.add_argument("--n-ctx", type=int, default=None, help="context length (default: "
-                        "the backend's)")
-    parser.add_argument("--n-threads", type=int, default=None, help="CPU threads")
+    add_model_arguments(parser)
     parser.add_argument("--lines", type=int, default=300,
                         help="about how many lines each chain's file has (default 300)")
     parser.add_argument("--steps", type=int, default=5, help="edits per chain (default 5)")
@@ -208,9 +204,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approaches", default="program,rewrite-mode,rewrite",
                         help=f"comma list of {', '.join(APPROACHES)}, each optionally :warm or "
                              ":cold (default: program,rewrite-mode,rewrite, both conditions)")
-    parser.add_argument("--route", action="append", default=[], metavar="KEY=VALUE",
-                        help="a [route] key for every approach (repeatable), e.g. "
-                             "prompt_order=document_first")
     parser.add_argument("--test-timeout", type=float, default=20.0,
                         help="seconds a step's tests may run (default 20)")
     parser.add_argument("--json", default=None, help="write every run and the summary here")
@@ -226,7 +219,6 @@ def run(args: argparse.Namespace) -> int:
         rewrite_mode_approach,
     )
     from copygram.bench.testrun import run_tests
-    from copygram.config import route_arguments
     from copygram.host import run_record
     from copygram.io import write_text_atomic
     from copygram.session import EditSession
@@ -245,13 +237,7 @@ def run(args: argparse.Namespace) -> int:
                                    log=lambda line: print(line, file=sys.stderr))
     if not chains:
         raise ConfigError(f"no chain of {args.steps} steps could be built from {source}")
-    config: dict[str, object] = {"backend": args.backend, "model": args.model}
-    if args.n_ctx:
-        config["n_ctx"] = args.n_ctx
-    if args.n_threads:
-        config["n_threads"] = args.n_threads
-    if args.route:
-        config["route"] = route_arguments(args.route)
+    config = session_config(args)
     record = run_record(sys.argv, config)
     program = EditSession.from_config({**config, "mode": "program"})
     rewriting, auto = program.derive(mode="rewrite"), program.derive(mode="auto")

@@ -14,10 +14,21 @@ The edit sets that carry tests (see :data:`TESTED_DATASETS`) store them in ``met
 * ``quixbugs_python``: ``meta["tests"]`` is a plain script (plain ``assert`` lines, or
   ``testN()`` functions called at its end, defining any helper class such as ``Node`` itself)
   that refers to the function by name; the program run is ``candidate + tests``.
-* ``kinds_python`` / ``kinds_js`` (``copygram bench kinds``, :mod:`copygram.bench.kinds`), or any
+* ``humanevalfix_{docs,decl}_cpp``: ``meta["test"]`` is ``#undef NDEBUG``, ``#include<assert.h>``
+  and a ``main`` of ``assert``s; the program ``candidate + test`` is compiled by ``g++ -std=c++17``
+  (with ``-lcrypto`` where it includes OpenSSL, as ``string_to_md5`` does) and run.
+* ``humanevalfix_{docs,decl}_java``: ``meta["test"]`` is a ``public class Main`` that throws
+  ``AssertionError``; ``candidate + test`` is written to ``Main.java``, compiled by ``javac`` and
+  run by ``java``.
+* ``kinds_{python,js,cpp,java}`` (``copygram bench kinds``, :mod:`copygram.bench.kinds`), or any
   row whose ``meta`` has :data:`TEST_PROGRAM_KEY`: a whole-file test program (every assembled
-  problem's tests, and the kind's own checks) that runs after the candidate as it is, Python with
-  the interpreter, JS with node and the preamble above; no ``check`` call is appended.
+  problem's tests, and the kind's own checks) that runs after the candidate as it is, in the
+  row's language as above; no ``check`` call is appended.
+
+A compiled language's build counts toward the timeout, and a candidate that does not compile
+fails, as a Python file with a syntax error does. A runtime or compiler that is not on ``PATH``
+is an ``"error"`` that names its Debian package (:func:`missing_toolchain`; ``bench quality``
+refuses such a set before the model loads).
 
 Each run happens in a fresh temporary directory (removed afterwards), in its own session and
 process group (killed as a whole on timeout), with stdin closed, a minimal environment, output
@@ -50,6 +61,7 @@ __all__ = [
     "TestOutcome",
     "harness_program",
     "has_tests",
+    "missing_toolchain",
     "run_tests",
 ]
 
@@ -66,6 +78,12 @@ TESTED_DATASETS: tuple[str, ...] = (
     "humanevalfix_decl_js",
     "kinds_python",
     "kinds_js",
+    "humanevalfix_docs_cpp",
+    "humanevalfix_decl_cpp",
+    "humanevalfix_docs_java",
+    "humanevalfix_decl_java",
+    "kinds_cpp",
+    "kinds_java",
 )
 """The sets whose rows carry runnable tests (the first three are ``bench quality``'s default)."""
 
@@ -134,6 +152,10 @@ def _language(row: EditRow | Mapping[str, object]) -> str | None:
         return "python"
     if lang in ("js", "javascript", "node"):
         return "js"
+    if lang in ("cpp", "c++", "cxx"):
+        return "cpp"
+    if lang == "java":
+        return "java"
     return None
 
 
@@ -227,58 +249,92 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         pass
 
 
+def _toolchain(language: str, node: str | None) -> list[str] | str:
+    """The executables ``language`` needs, found on ``PATH``, or why they are missing."""
+    needs = {"js": ["node"], "cpp": ["g++"], "java": ["javac", "java"]}.get(language, [])
+    found: list[str] = []
+    for name in needs:
+        path = node if name == "node" and node else shutil.which(name)
+        if path is None:
+            package = {"node": "nodejs", "g++": "g++", "javac": "default-jdk-headless",
+                       "java": "default-jdk-headless"}[name]
+            return (f"{name} is not installed (needed to test {language} rows; "
+                    f"Debian: apt-get install {package})")
+        found.append(path)
+    return found
+
+
+def missing_toolchain(language: str | EditRow | Mapping[str, object]) -> str | None:
+    """Why rows of ``language`` (``python``, ``js``, ``cpp``, ``java``; or a row's own) cannot be
+    tested on this machine (a runtime or compiler not on ``PATH``), or None when they can."""
+    if not isinstance(language, str):
+        language = _language(language) or ""
+    tools = _toolchain(language, None)
+    return tools if isinstance(tools, str) else None
+
+
+def _steps(language: str, work: Path, program: str, tools: list[str],
+           ) -> list[tuple[list[str], int | None]]:
+    """Write ``program`` into ``work`` and return the commands that build and run it, each with
+    its address-space cap (compilers and the JVM reserve far more than they use: none)."""
+    if language == "python":
+        script = work / "program.py"
+        script.write_text(program, encoding="utf-8")
+        return [([sys.executable, "-I", "-B", str(script)], PYTHON_MEMORY_BYTES)]
+    if language == "js":
+        script = work / "program.js"
+        script.write_text(program, encoding="utf-8")
+        preamble = work / "assert_throws.js"
+        preamble.write_text(_JS_PREAMBLE, encoding="utf-8")
+        shim = work / "node_modules" / "js-md5"
+        shim.mkdir(parents=True)
+        (shim / "index.js").write_text(_JS_MD5_SHIM, encoding="utf-8")
+        return [([tools[0], "--require", str(preamble), str(script)], None)]
+    if language == "cpp":
+        source = work / "program.cpp"
+        source.write_text(program, encoding="utf-8")
+        # HumanEvalFix's string_to_md5 links OpenSSL's MD5; nothing else needs a library.
+        libraries = ["-lcrypto"] if "openssl/" in program else []
+        return [([tools[0], "-std=c++17", "-O0", "-w", str(source), "-o", str(work / "program"),
+                  *libraries], None),
+                ([str(work / "program")], PYTHON_MEMORY_BYTES)]
+    # java: HumanEvalFix's tests are a `public class Main`, so the file must be Main.java.
+    source = work / "Main.java"
+    source.write_text(program, encoding="utf-8")
+    return [([tools[0], "-nowarn", "-encoding", "UTF-8", "-d", str(work), str(source)], None),
+            ([tools[1], "-Xss16m", "-cp", str(work), "Main"], None)]
+
+
 def run_tests(row: EditRow | Mapping[str, object], candidate_text: str, *,
               timeout_s: float = DEFAULT_TIMEOUT_S, node: str | None = None) -> TestOutcome:
     """Run ``row``'s tests against ``candidate_text`` in a subprocess (see module doc).
 
     ``node`` is the node executable (default: ``node`` on ``PATH``). Never raises for a bad
-    candidate; a row without tests or a missing runtime gives ``status="error"``.
+    candidate; a row without tests or a missing runtime or compiler gives ``status="error"``.
+    A compiled language's build counts toward ``timeout_s``, and a build that fails (the
+    candidate does not compile) is a ``"fail"``, as a Python syntax error is.
     """
     try:
         language, program = harness_program(row, candidate_text)
     except ValueError as exc:
         return TestOutcome(False, "error", 0.0, str(exc))
+    tools = _toolchain(language, node)
+    if isinstance(tools, str):
+        return TestOutcome(False, "error", 0.0, tools)
     with tempfile.TemporaryDirectory(prefix="copygram-test-") as tmp:
         work = Path(tmp)
-        if language == "python":
-            script = work / "program.py"
-            script.write_text(program, encoding="utf-8")
-            argv = [sys.executable, "-I", "-B", str(script)]
-            memory: int | None = PYTHON_MEMORY_BYTES
-        else:
-            runtime = node or shutil.which("node")
-            if runtime is None:
-                return TestOutcome(False, "error", 0.0, "node is not installed (needed for JS)")
-            script = work / "program.js"
-            script.write_text(program, encoding="utf-8")
-            preamble = work / "assert_throws.js"
-            preamble.write_text(_JS_PREAMBLE, encoding="utf-8")
-            shim = work / "node_modules" / "js-md5"
-            shim.mkdir(parents=True)
-            (shim / "index.js").write_text(_JS_MD5_SHIM, encoding="utf-8")
-            argv = [runtime, "--require", str(preamble), str(script)]
-            memory = None
         output = work / "output.txt"
         start = time.perf_counter()
-        with output.open("wb") as sink:
-            try:
-                process = subprocess.Popen(
-                    argv, cwd=work, env=_minimal_env(tmp), stdin=subprocess.DEVNULL,
-                    stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
-                )
-            except OSError as exc:
-                return TestOutcome(False, "error", 0.0, f"could not start {argv[0]}: {exc}")
-            _limit(process.pid, memory)
-            try:
-                code = process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                _kill_group(process)
-                process.wait()
-                return TestOutcome(False, "timeout", time.perf_counter() - start,
-                                   _tail(output) or f"no result within {timeout_s:g} s")
-            finally:
-                # Whatever the test program left running in its group goes too.
-                _kill_group(process)
+        code = 0
+        for argv, memory in _steps(language, work, program, tools):
+            left = timeout_s - (time.perf_counter() - start)
+            result = _run(argv, work, output, memory, max(left, 0.001))
+            if isinstance(result, TestOutcome):
+                return TestOutcome(result.passed, result.status, time.perf_counter() - start,
+                                   result.tail or f"no result within {timeout_s:g} s")
+            code = result
+            if code != 0:
+                break
         seconds = time.perf_counter() - start
         tail = _tail(output)
         if code == 0:
@@ -286,3 +342,27 @@ def run_tests(row: EditRow | Mapping[str, object], candidate_text: str, *,
         if code < 0:
             tail = f"{tail}\n[killed by signal {-code}]".strip()
         return TestOutcome(False, "fail", seconds, tail or f"exit status {code}")
+
+
+def _run(argv: list[str], work: Path, output: Path, memory: int | None,
+         timeout_s: float) -> int | TestOutcome:
+    """One command of a test run: its exit status, or the outcome that ends the run (a spawn
+    failure, a timeout). Output is appended to ``output``."""
+    with output.open("ab") as sink:
+        try:
+            process = subprocess.Popen(
+                argv, cwd=work, env=_minimal_env(str(work)), stdin=subprocess.DEVNULL,
+                stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        except OSError as exc:
+            return TestOutcome(False, "error", 0.0, f"could not start {argv[0]}: {exc}")
+        _limit(process.pid, memory)
+        try:
+            return process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            process.wait()
+            return TestOutcome(False, "timeout", 0.0, _tail(output))
+        finally:
+            # Whatever the test program left running in its group goes too.
+            _kill_group(process)

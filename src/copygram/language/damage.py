@@ -15,7 +15,9 @@ instruction asked:
   be overloaded, the whole signature counts.
 * ``dangling``: a name the file bound (a function, class, variable, parameter or import) is
   bound nowhere in the result but still used there (a function renamed and a call of it left;
-  Python, JavaScript and TypeScript; a Python file with ``import *`` is not read so).
+  Python, JavaScript and TypeScript; a Python file with ``import *`` is not read so). In C,
+  C++ and Java, functions and methods only: one the file defined or declared, declared nowhere
+  in the result and still called there by its bare name.
 * ``unfinished``: not found by reading: the edit program never finished (the model repeated
   itself past its budget; :class:`~copygram.errors.GenerationError`), so there is no result to
   read, or a rewrite stopped on its budget or a full context before its reply ended (its file
@@ -33,7 +35,6 @@ edit is redone or refused (:mod:`copygram.decode.checked`). Cost: one parse of e
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -42,6 +43,7 @@ from pathlib import PurePath
 from typing import Any, Literal
 
 from copygram.language import parsers
+from copygram.language.dangling import dangling_names
 from copygram.language.lines import split_lines
 from copygram.language.parsers import LANGUAGES
 from copygram.language.search_replace import MARKER_LINES
@@ -148,65 +150,9 @@ def find_damage(before: str, after: str, *,
 
 
 def _dangling(before: str, after: str, language: str) -> Iterator[Damage]:
-    old, new = _names(before, language), _names(after, language)
-    if old is None or new is None:
-        return
-    for name, line in sorted(new[1].items(), key=lambda item: item[1]):
-        if name in old[0] and name not in new[0] and name not in _BUILTINS:
-            yield Damage("dangling", f"{name} is used but no longer defined (the input defined "
-                                     "it)", line)
-
-
-_BUILTINS = frozenset(dir(builtins)) | {"console", "require", "module", "exports", "undefined"}
-_JS_BINDERS = frozenset({"function_declaration", "generator_function_declaration",
-                         "class_declaration", "variable_declarator", "import_specifier",
-                         "namespace_import", "catch_clause"})
-
-
-def _names(text: str, language: str) -> tuple[set[str], dict[str, int]] | None:
-    """The names ``text`` binds anywhere, and those it uses with the line of their first use;
-    ``None`` where this is not read (a language without it, a Python star import)."""
-    bound: set[str] = set()
-    used: dict[str, int] = {}
-    if language == "python":
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                bound.add(node.name)
-            elif isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Load):
-                    used.setdefault(node.id, node.lineno)
-                else:
-                    bound.add(node.id)
-            elif isinstance(node, ast.arg):
-                bound.add(node.arg)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                if any(alias.name == "*" for alias in node.names):
-                    return None
-                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-                bound.add(node.name)
-            elif isinstance(node, ast.Global | ast.Nonlocal):
-                bound.update(node.names)
-        return bound, used
-    if language not in ("javascript", "typescript"):
-        return None
-    tree = parsers.tree(text, language)
-    if tree is None:
-        return None
-    source = text.encode("utf-8")
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children)
-        if node.type == "identifier":
-            name = source[node.start_byte:node.end_byte].decode("utf-8", "replace")
-            parent = node.parent
-            if parent is not None and (parent.type in _JS_BINDERS
-                                       or "parameter" in parent.type):
-                bound.add(name)  # a declaration's name, a parameter, an import
-            else:
-                used[name] = min(used.get(name, 1 << 30), node.start_point[0] + 1)
-    return bound, used
+    for name, line in dangling_names(before, after, language):
+        yield Damage("dangling", f"{name} is used but no longer defined (the input defined it)",
+                     line)
 
 
 _MARKERS = frozenset(m.rstrip("\n") for m in MARKER_LINES)

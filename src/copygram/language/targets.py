@@ -7,8 +7,8 @@ edits a function. The file is sound, so :mod:`copygram.language.damage` sees not
 edit missed. Read against the instruction, two things show it:
 
 * the instruction mentions names the document **defines** (functions, methods, classes,
-  module-level variables; Python through :mod:`ast`, JavaScript and TypeScript through
-  tree-sitter) and the edit left every one of those definitions untouched: no line of any (with
+  module-level variables; Python through :mod:`ast`, JavaScript, TypeScript, Java, C, C++, Go
+  and Rust through tree-sitter, where its grammar is installed) and the edit left every one of those definitions untouched: no line of any (with
   the comment block right above it) changed, nothing was inserted inside one. One reached is
   enough: "Fix median: it must return the mean of the two middle values" names ``mean`` in
   passing;
@@ -19,8 +19,8 @@ edit missed. Read against the instruction, two things show it:
 * an instruction that asks for **documentation only** (it speaks of docstrings or comments,
   and, outside the text it quotes, of no code work: no fix, bug, rename, implement, refactor,
   optimise, handle, raise or return) and an edit that changed the code itself: Python's syntax
-  tree without its docstrings, or the tree-sitter leaves of JavaScript and TypeScript without
-  their comments, differ. Asked to replace a docstring, a program that writes its function
+  tree without its docstrings, or another language's tree-sitter leaves without their comments,
+  differ. Asked to replace a docstring, a program that writes its function
   again sometimes rewrites the body too.
 
 Both are a program's miss, not damage to the file: :mod:`copygram.decode.checked` redoes such a
@@ -38,6 +38,7 @@ import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
+from typing import Any
 
 from copygram.language import parsers
 from copygram.language.lines import split_lines
@@ -54,8 +55,8 @@ def find_misses(before: str, after: str, instruction: str,
                 language: str | None) -> tuple[str, ...]:
     """What the edit ``before`` -> ``after`` missed of ``instruction`` (module doc), each as a
     sentence; empty where it reached every name the instruction mentions. ``language``: the
-    document's (``"python"``, ``"javascript"``, ``"typescript"`` read definitions; any other,
-    or ``None``, the introduced names alone)."""
+    document's (Python and the tree-sitter languages above read definitions; any other, or
+    ``None``, the introduced names alone)."""
     words = set(_WORD.findall(instruction))
     misses: list[str] = []
     regions = _definitions(before, language)
@@ -143,8 +144,8 @@ def _code_changed(before: str, after: str, language: str | None) -> bool:
 
 def _code(text: str, language: str | None) -> str | tuple[tuple[str, bytes], ...] | None:
     """``text``'s code without its documentation: Python's syntax tree less its docstrings;
-    JavaScript's and TypeScript's tree-sitter leaves less comments; ``None`` where it does not
-    parse or the language is another."""
+    another language's tree-sitter leaves less comments (Javadoc, ``//``, ``/* */``); ``None``
+    where it does not parse or the language has no grammar here."""
     if language == "python":
         try:
             module = ast.parse(text)
@@ -157,7 +158,7 @@ def _code(text: str, language: str | None) -> str | tuple[tuple[str, bytes], ...
                     and isinstance(body[0].value.value, str)):
                 del body[0]
         return ast.dump(module)
-    if language not in ("javascript", "typescript"):
+    if language not in ("javascript", "typescript") and language not in _OTHER_DEFINITIONS:
         return None
     tree = parsers.tree(text, language)
     if tree is None or tree.root_node.has_error:
@@ -166,7 +167,7 @@ def _code(text: str, language: str | None) -> str | tuple[tuple[str, bytes], ...
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type == "comment":
+        if "comment" in node.type:  # comment, line_comment, block_comment, doc_comment
             continue
         if node.child_count == 0:
             leaves.append((node.type, node.text or b""))
@@ -205,6 +206,9 @@ def _defined(text: str, language: str | None) -> Iterator[tuple[str, int, int]]:
                 if isinstance(target, ast.Name):
                     yield target.id, statement.lineno, statement.end_lineno or statement.lineno
         return
+    if language in _OTHER_DEFINITIONS:
+        yield from _defined_elsewhere(text, language)
+        return
     if language not in ("javascript", "typescript"):
         return
     tree = parsers.tree(text, language)
@@ -230,6 +234,57 @@ def _defined(text: str, language: str | None) -> Iterator[tuple[str, int, int]]:
         whole = node.parent if node.type == "variable_declarator" and node.parent else node
         yield (source[name.start_byte:name.end_byte].decode("utf-8"),
                whole.start_point[0] + 1, whole.end_point[0] + 1)
+
+
+_OTHER_DEFINITIONS: dict[str, frozenset[str]] = {
+    "java": frozenset({"method_declaration", "constructor_declaration", "class_declaration",
+                       "interface_declaration", "enum_declaration", "record_declaration",
+                       "field_declaration"}),
+    "c": frozenset({"function_definition", "struct_specifier", "enum_specifier",
+                    "declaration"}),
+    "go": frozenset({"function_declaration", "method_declaration", "type_spec", "const_spec",
+                     "var_spec"}),
+    "rust": frozenset({"function_item", "struct_item", "enum_item", "trait_item", "const_item",
+                       "static_item", "mod_item"}),
+}
+_OTHER_DEFINITIONS["cpp"] = _OTHER_DEFINITIONS["c"] | {"class_specifier", "namespace_definition"}
+_NAMES = frozenset({"identifier", "field_identifier", "type_identifier", "namespace_identifier"})
+
+
+def _declared_name(node: Any) -> Any:
+    """The name node of a definition: its ``name`` field (Java, Go, Rust, a C++ class), or the
+    innermost identifier of a C/C++ declarator (``int *f(...)``, ``Foo::bar(...)``, ``x = 1``),
+    or of a Java field's first variable."""
+    name = node.child_by_field_name("name")
+    if name is not None:
+        return name if name.type in _NAMES else None
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in _NAMES:
+        declarator = (declarator.child_by_field_name("declarator")
+                      or declarator.child_by_field_name("name"))
+    return declarator
+
+
+def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int]]:
+    """Definitions through a tree-sitter grammar other than JavaScript's: functions, methods,
+    types, and variables declared at the top level of a file or of a class (C's and C++'s
+    ``declaration`` counts only at the top level: a local variable is nobody's target)."""
+    tree = parsers.tree(text, language)
+    if tree is None:
+        return
+    source = text.encode("utf-8")
+    kinds = _OTHER_DEFINITIONS[language]
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type not in kinds or (node.type == "declaration" and (
+                node.parent is None or node.parent.type != "translation_unit")):
+            continue
+        name = _declared_name(node)
+        if name is not None:
+            yield (source[name.start_byte:name.end_byte].decode("utf-8"),
+                   node.start_point[0] + 1, node.end_point[0] + 1)
 
 
 __all__ = ["find_misses", "targets_definitions"]

@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from copygram.bench.data import EditRow, add_data_arguments, data_dir
+from copygram.bench.model_args import add_model_arguments, session_config
 from copygram.bench.quality.approaches import (
     AutoPrompt,
     LookupPeer,
@@ -41,8 +41,8 @@ from copygram.bench.quality.scoring import (
     floor_row,
     repeat_row,
 )
-from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests
-from copygram.config import read_config, route_arguments
+from copygram.bench.testrun import DEFAULT_TIMEOUT_S, has_tests, missing_toolchain
+from copygram.config import read_config
 from copygram.errors import ConfigError
 from copygram.host import run_record
 from copygram.io import write_text_atomic
@@ -60,27 +60,8 @@ peers' usual setting (llama-cpp-python's default, ``bench e2e --peers``' first k
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", default="default",
-                        help="a catalog model name or a .gguf path (default: the default model)")
-    parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
-    parser.add_argument("--n-ctx", type=int, default=None,
-                        help="context length (default: the backend's, the model's trained "
-                             "context)")
-    parser.add_argument("--n-threads", type=int, default=None,
-                        help="CPU threads (default: the backend's)")
-    parser.add_argument("--batch-invariant", choices=("auto", "true", "false"), default="auto",
-                        help="llama.cpp on a CPU: batch-invariant kernels, so batched rows equal "
-                             "one-token steps (config key batch_invariant, default auto; "
-                             "docs/config.md)")
-    parser.add_argument("--cost-curve", default=None, metavar="KERNEL_JSON",
-                        help="price forwards on this machine's curve, a kernel.json that "
-                             "`copygram bench kernel` wrote (config key cost_curve; default: "
-                             "the built-in curve)")
+    add_model_arguments(parser)
     add_data_arguments(parser, default_datasets=QUALITY_DATASETS, max_lines=False)
-    parser.add_argument("--route", action="append", default=[], metavar="KEY=VALUE",
-                        help="a [route] key for every approach (the baseline's prompt is rewrite "
-                             "mode's), the value as in TOML, a bare word as a string; "
-                             "repeatable, e.g. --route prompt_order=document_first")
     parser.add_argument("--approaches", default=",".join(DEFAULT_APPROACHES),
                         help=f"comma-separated, from {', '.join(APPROACHES)} (default: "
                              f"{','.join(DEFAULT_APPROACHES)}; {LOOKUP} loads a second model "
@@ -274,27 +255,15 @@ def run(args: argparse.Namespace) -> int:
     rows = load_rows(names, path, limit=args.limit)
     for name in names:
         # By its rows: a set built by `copygram bench kinds` carries each row's tests.
-        if not (has_tests(name) or any(has_tests(row) for row in rows.get(name, ()))):
+        tested = next((row for row in rows.get(name, ()) if has_tests(row)), None)
+        if tested is None and not has_tests(name):
             print(f"{name} carries no tests: pass is reported as '-'", file=sys.stderr)
-        elif name.endswith("_js") and shutil.which("node") is None:
-            raise ConfigError(f"{name} needs node to run its tests, and node is not on PATH; "
-                              "install Node.js or leave the JS sets out of --datasets")
+        elif tested is not None and (missing := missing_toolchain(tested)) is not None:
+            raise ConfigError(f"{name}: {missing}; install it or leave {name} out of "
+                              "--datasets")
     from copygram.session import EditSession
 
-    config: dict[str, object] = {"backend": args.backend, "model": args.model}
-    if args.n_ctx:
-        config["n_ctx"] = args.n_ctx
-    if args.n_threads:
-        config["n_threads"] = args.n_threads
-    table: dict[str, object] = {}  # the config's [route] table
-    if args.cost_curve:
-        table["cost_curve"] = args.cost_curve
-    if args.backend == "llamacpp":
-        table["batch_invariant"] = {"auto": "auto", "true": True, "false": False}[
-            args.batch_invariant]
-    table.update(route_arguments(args.route))
-    if table:
-        config["route"] = table
+    config = session_config(args)
     # Read before the model loads: the load average says whether the machine was quiet.
     record = run_record(sys.argv, config)
     started = time.monotonic()
