@@ -4,6 +4,9 @@ tests: a buggy and a fixed file with the set's own kind of test, and a tiny edit
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+
 from copygram.bench.data import EditRow
 
 PY_FIXED = '''from typing import List
@@ -156,3 +159,33 @@ def quix_row() -> EditRow:
 
 BEFORE = "def area(w, h):\n    return w + h\n"
 AFTER = "def area(w, h):\n    return w * h\n"
+
+
+def row_meta(row: dict[str, object]) -> dict[str, object]:
+    """A built row's ``meta``, typed."""
+    meta = row["meta"]
+    assert isinstance(meta, dict)
+    return meta
+
+
+def assert_rows_hold(rows: list[dict[str, object]], language: str,
+                     sizes: Sequence[str] = ("small", "medium", "large")) -> None:
+    """``bench kinds`` rows of ``language``: one per kind and size, each of its size, its after
+    passing its test program and its before failing it where the kind changes behaviour."""
+    from copygram.bench.kinds import SIZES
+    from copygram.bench.kinds_edits import BEHAVIOUR_KINDS, CODE_KINDS
+    from copygram.bench.testrun import has_tests, run_tests
+    from copygram.language.lines import count_lines
+
+    cells = Counter((row_meta(r)["kind"], row_meta(r)["size"]) for r in rows)
+    assert cells == Counter({(k, s): 1 for k in CODE_KINDS for s in sizes}), cells
+    for row in rows:
+        meta = row_meta(row)
+        low, high = SIZES[str(meta["size"])][:2]
+        assert low <= count_lines(str(row["before"])) <= high
+        assert count_lines(str(row["before"])) == meta["lines"]
+        assert meta["language"] == language and has_tests(row)
+        after = run_tests(row, str(row["after"]))
+        assert after.passed, (row["id"], after.tail)
+        before = run_tests(row, str(row["before"]))
+        assert before.passed == (meta["kind"] not in BEHAVIOUR_KINDS), (row["id"], before.tail)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from copygram.bench import kinds
 from copygram.bench.data import EditRow, read_edit_rows
 from copygram.bench.kinds import KINDS, SIZES, build_rows
-from copygram.bench.kinds_edits import BEHAVIOUR_KINDS, CODE_KINDS, first_sentence
+from copygram.bench.kinds_edits import CODE_KINDS, first_sentence
 from copygram.bench.quality.command import parse_group_by, regroup
 from copygram.bench.quality.report import pool
 from copygram.bench.quality.scoring import RowQuality
@@ -29,6 +29,7 @@ from copygram.bench.testrun import harness_program, has_tests, run_tests
 from copygram.cli import build_parser
 from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
+from tests.bench.rows import assert_rows_hold, row_meta
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
@@ -87,41 +88,20 @@ def _built(language: str, **options: object) -> list[dict[str, object]]:
     return rows[f"kinds_{language}"]
 
 
-def _meta(row: dict[str, object]) -> dict[str, object]:
-    meta = row["meta"]
-    assert isinstance(meta, dict)
-    return meta
-
-
-def _assert_rows_hold(rows: list[dict[str, object]], language: str) -> None:
-    cells = Counter((_meta(r)["kind"], _meta(r)["size"]) for r in rows)
-    assert cells == Counter({(k, s): 1 for k in CODE_KINDS for s in SIZES}), cells
-    for row in rows:
-        meta = _meta(row)
-        low, high = SIZES[str(meta["size"])][:2]
-        assert low <= count_lines(str(row["before"])) <= high
-        assert count_lines(str(row["before"])) == meta["lines"]
-        assert meta["language"] == language and has_tests(row)
-        after = run_tests(row, str(row["after"]))
-        assert after.passed, (row["id"], after.tail)
-        before = run_tests(row, str(row["before"]))
-        assert before.passed == (meta["kind"] not in BEHAVIOUR_KINDS), (row["id"], before.tail)
-
-
 def test_python_every_kind_and_size_holds() -> None:
-    _assert_rows_hold(_built("python"), "python")
+    assert_rows_hold(_built("python"), "python")
 
 
 @needs_node
 def test_js_every_kind_and_size_holds() -> None:
-    _assert_rows_hold(_built("js"), "js")
+    assert_rows_hold(_built("js"), "js")
 
 
 @pytest.mark.parametrize("language", ["python", pytest.param("js", marks=needs_node)])
 def test_a_damaged_neighbour_fails_the_row(language: str) -> None:
     # The whole file is tested: the right edit with one untouched neighbour broken fails.
     for row in _built(language, kinds=("bugfix", "docstring"), sizes=("medium",)):
-        ids = _meta(row)["source_ids"]
+        ids = row_meta(row)["source_ids"]
         assert isinstance(ids, list) and len(ids) > 2
         problem = next(p for p in SOURCES[f"humanevalfix_docs_{language}"] if p.id == ids[-1])
         good, bad = next((a, b) for a, b in zip(problem.after.splitlines(),
@@ -132,9 +112,9 @@ def test_a_damaged_neighbour_fails_the_row(language: str) -> None:
 
 
 def test_kind_rules() -> None:
-    rows = {str(_meta(r)["kind"]): r for r in _built("python", sizes=("medium",))}
+    rows = {str(row_meta(r)["kind"]): r for r in _built("python", sizes=("medium",))}
     rename = rows["rename"]
-    targets = _meta(rename)["targets"]
+    targets = row_meta(rename)["targets"]
     assert isinstance(targets, list)
     old, new = (str(name) for name in targets)
     assert f"def {old}(" in str(rename["before"])
@@ -142,10 +122,10 @@ def test_kind_rules() -> None:
     assert str(rename["after"]).count(f"{new}(") >= 3  # the definition and both callers
     assert str(rename["instruction"]) == (f"Rename the function {old} to {new} and update "
                                           "every call of it.")
-    name = _meta(rows["remove_function"])["targets"][0]  # type: ignore[index]
+    name = row_meta(rows["remove_function"])["targets"][0]  # type: ignore[index]
     assert f"def {name}(" in str(rows["remove_function"]["before"])
     assert f"def {name}(" not in str(rows["remove_function"]["after"])
-    added = _meta(rows["add_function"])["targets"][0]  # type: ignore[index]
+    added = row_meta(rows["add_function"])["targets"][0]  # type: ignore[index]
     assert str(rows["add_function"]["instruction"]).startswith(f"Add a function {added}(")
     assert f"def {added}(" in str(rows["add_function"]["after"]).split("\n\n\n")[-1]
     assert "calls=None" in str(rows["add_parameter"]["after"])
@@ -163,9 +143,9 @@ def test_deterministic_for_a_seed() -> None:
 
 def test_prose_rows() -> None:
     rows = _built("prose")
-    assert Counter(_meta(r)["size"] for r in rows) == Counter(list(SIZES))
+    assert Counter(row_meta(r)["size"] for r in rows) == Counter(list(SIZES))
     for row in rows:
-        meta = _meta(row)
+        meta = row_meta(row)
         assert meta["kind"] == "prose" and "test_program" not in meta and not has_tests(row)
         low, high = SIZES[str(meta["size"])][:2]
         assert low <= count_lines(str(row["before"])) <= high

@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds import SIZES, build_rows
+from copygram.bench.kinds import build_rows
 from copygram.bench.kinds_cpp import CPP, _signature, _split_params
-from copygram.bench.kinds_edits import BEHAVIOUR_KINDS, CODE_KINDS
-from copygram.bench.testrun import has_tests, run_tests
-from copygram.language.lines import count_lines
+from copygram.bench.testrun import run_tests
+from tests.bench.rows import assert_rows_hold, row_meta
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 PROBLEMS = 60
@@ -55,34 +53,17 @@ def _built(**options: object) -> list[dict[str, object]]:
     return rows["kinds_cpp"]
 
 
-def _meta(row: dict[str, object]) -> dict[str, object]:
-    meta = row["meta"]
-    assert isinstance(meta, dict)
-    return meta
-
-
 @needs_gxx
 def test_every_kind_and_size_holds() -> None:
-    rows = _built()
-    cells = Counter((_meta(r)["kind"], _meta(r)["size"]) for r in rows)
-    assert cells == Counter({(k, s): 1 for k in CODE_KINDS for s in SIZES}), cells
-    for row in rows:
-        meta = _meta(row)
-        low, high = SIZES[str(meta["size"])][:2]
-        assert low <= count_lines(str(row["before"])) <= high
-        assert meta["language"] == "cpp" and row["lang"] == "cpp" and has_tests(row)
-        after = run_tests(row, str(row["after"]))
-        assert after.passed, (row["id"], after.tail)
-        before = run_tests(row, str(row["before"]))
-        assert before.passed == (meta["kind"] not in BEHAVIOUR_KINDS), (row["id"], before.tail)
+    assert_rows_hold(_built(), "cpp")
 
 
 @needs_gxx
 def test_the_kinds_own_checks_fail_the_wrong_edit() -> None:
-    rows = {str(_meta(r)["kind"]): r for r in _built(sizes=("medium",))}
+    rows = {str(row_meta(r)["kind"]): r for r in _built(sizes=("medium",))}
     # A damaged neighbour fails the whole file.
     bugfix = rows["bugfix"]
-    ids = _meta(bugfix)["source_ids"]
+    ids = row_meta(bugfix)["source_ids"]
     assert isinstance(ids, list) and len(ids) > 2
     last = next(p for p in SOURCES["humanevalfix_docs_cpp"] if p.id == ids[-1])
     damaged = str(bugfix["after"]).replace(last.after.splitlines()[-3],
@@ -91,7 +72,7 @@ def test_the_kinds_own_checks_fail_the_wrong_edit() -> None:
     # A rename that keeps the old function beside the new one fails (the old name must go),
     # as does one that renames the definition and misses a caller.
     rename = rows["rename"]
-    old, new = (str(n) for n in _meta(rename)["targets"])  # type: ignore[attr-defined]
+    old, new = (str(n) for n in row_meta(rename)["targets"])  # type: ignore[attr-defined]
     after = str(rename["after"])
     assert after.index(f" {new}(") < after.index("caller1(") < after.index("caller2(")
     definition = next(line for line in after.splitlines() if line.startswith(f"vector<int> {new}("))

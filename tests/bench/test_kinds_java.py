@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections import Counter
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds import SIZES, build_rows
-from copygram.bench.kinds_edits import BEHAVIOUR_KINDS, CODE_KINDS
+from copygram.bench.kinds import build_rows
 from copygram.bench.kinds_java import JAVA, signature, split_file
 from copygram.bench.kinds_java_scan import members
-from copygram.bench.testrun import has_tests, run_tests
-from copygram.language.lines import count_lines
+from copygram.bench.testrun import run_tests
+from tests.bench.rows import assert_rows_hold, row_meta
 
 needs_java = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None,
                                 reason="javac / java are not installed")
@@ -77,12 +75,6 @@ def _built(**options: object) -> list[dict[str, object]]:
                                **options)  # type: ignore[arg-type]
     assert not dropped
     return rows["kinds_java"]
-
-
-def _meta(row: dict[str, object]) -> dict[str, object]:
-    meta = row["meta"]
-    assert isinstance(meta, dict)
-    return meta
 
 
 def test_parse_a_problem() -> None:
@@ -202,19 +194,7 @@ def test_render_then_split_gives_the_blocks_back(picks: list[int], consts: list[
 
 @needs_java
 def test_every_kind_holds() -> None:
-    rows = _built(sizes=("small", "medium"))
-    cells = Counter((_meta(r)["kind"], _meta(r)["size"]) for r in rows)
-    assert cells == Counter({(k, s): 1 for k in CODE_KINDS for s in ("small", "medium")})
-    for row in rows:
-        meta = _meta(row)
-        low, high = SIZES[str(meta["size"])][:2]
-        assert low <= count_lines(str(row["before"])) <= high
-        assert count_lines(str(row["before"])) == meta["lines"]
-        assert meta["language"] == "java" and row["lang"] == "java" and has_tests(row)
-        after = run_tests(row, str(row["after"]))
-        assert after.passed, (row["id"], after.tail)
-        before = run_tests(row, str(row["before"]))
-        assert before.passed == (meta["kind"] not in BEHAVIOUR_KINDS), (row["id"], before.tail)
+    assert_rows_hold(_built(sizes=("small", "medium")), "java", sizes=("small", "medium"))
 
 
 @needs_java
@@ -227,7 +207,7 @@ def test_a_large_row_holds() -> None:
 @needs_java
 def test_a_damaged_neighbour_fails_the_row() -> None:
     for row in _built(kinds=("bugfix", "docstring"), sizes=("medium",)):
-        ids = _meta(row)["source_ids"]
+        ids = row_meta(row)["source_ids"]
         assert isinstance(ids, list) and len(ids) > 2
         problem = next(p for p in PROBLEMS if p.id == ids[-1])
         good, bad = next((a, b) for a, b in zip(problem.after.splitlines(),
@@ -237,23 +217,23 @@ def test_a_damaged_neighbour_fails_the_row() -> None:
 
 
 def test_kind_rules() -> None:
-    rows = {str(_meta(r)["kind"]): r for r in _built(sizes=("medium",))}
+    rows = {str(row_meta(r)["kind"]): r for r in _built(sizes=("medium",))}
     rename = rows["rename"]
-    targets = _meta(rename)["targets"]
+    targets = row_meta(rename)["targets"]
     assert isinstance(targets, list)
     old, new = (str(name) for name in targets)
     assert re.search(rf"public \S+ {old}\(", str(rename["before"]))
     assert not re.search(rf"(?<![\w$]){old}(?![\w$])", str(rename["after"]))
     assert str(rename["after"]).count(f"{new}(") >= 3  # the definition and both callers
-    assert f'method.getName().equals("{old}")' in str(_meta(rename)["test_program"])
+    assert f'method.getName().equals("{old}")' in str(row_meta(rename)["test_program"])
     param = rows["add_parameter"]
     assert "List<List<Object>> calls" in str(param["after"])
     assert "calls" not in str(param["before"])
     assert "caller1(List<List<Object>> calls, " in str(param["after"])
-    program = str(_meta(param)["test_program"])
+    program = str(row_meta(param)["test_program"])
     assert program.count("static class Check") == program.count(".main(args);")
     assert "new Solution().caller1(spyLog, " in program
-    added = str(_meta(rows["add_function"])["targets"][0])  # type: ignore[index]
+    added = str(row_meta(rows["add_function"])["targets"][0])  # type: ignore[index]
     instruction = str(rows["add_function"]["instruction"])
     assert re.match(rf"Add a function public \S+ {added}\(", instruction)
     short = str(rows["docstring"]["instruction"])

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds_edits import Language, Problem, first_sentence
+from copygram.bench.kinds_edits import Language, Problem, c_comment_above, shorten_c_comment
 
 _DECLARATION = re.compile(r"^(?P<ret>[A-Za-z_][\w:<>,\s*&]*?[\w>*&])\s+(?P<name>[A-Za-z_]\w*)"
                           r"\s*\((?P<params>[^()]*)\)\s*\{\s*$")
@@ -87,16 +87,6 @@ def _declarations(text: str) -> list[tuple[int, Signature]]:
     """Line index and signature of each unindented function definition's first line."""
     return [(i, sig) for i, line in enumerate(text.splitlines())
             if (sig := _signature(line)) is not None]
-
-
-def _comment_above(lines: Sequence[str], index: int) -> tuple[int, int] | None:
-    last = index - 1
-    if last < 0 or not lines[last].rstrip().endswith("*/"):
-        return None
-    for first in range(last, -1, -1):
-        if lines[first].lstrip().startswith("/*"):
-            return first, last
-    return None
 
 
 def _split(text: str) -> tuple[list[str], str] | None:
@@ -235,7 +225,7 @@ class CppLanguage(Language):
         found = [(i, sig) for i, sig in _declarations(block) if sig.name == name]
         if len(found) != 1:
             return None
-        comment = _comment_above(lines, found[0][0])
+        comment = c_comment_above(lines, found[0][0])
         if comment is None:
             return None
         text = "\n".join(lines[comment[0]:comment[1] + 1]).strip()
@@ -243,17 +233,8 @@ class CppLanguage(Language):
         return f"{found[0][1].declare(name)}: {doc}" if doc else None
 
     def shorten_doc(self, block: str, name: str) -> tuple[str, str] | None:
-        lines = block.splitlines()
         found = [i for i, sig in _declarations(block) if sig.name == name]
-        comment = _comment_above(lines, found[0]) if len(found) == 1 else None
-        if comment is None:
-            return None
-        raw = "\n".join(lines[comment[0]:comment[1] + 1]).strip()
-        text = first_sentence(textwrap.dedent(raw.removeprefix("/*").removesuffix("*/")))
-        if not text or "*/" in text:
-            return None
-        lines[comment[0]:comment[1] + 1] = [f"/* {text} */"]
-        return "\n".join(lines), text
+        return shorten_c_comment(block.splitlines(), found[0]) if len(found) == 1 else None
 
     def doc_instruction(self, name: str, text: str) -> str:
         return f"Replace the comment above {name} with the one-line comment /* {text} */."

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
+import textwrap
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -108,6 +109,34 @@ def first_sentence(doc: str) -> str:
     match = re.match(r"(.+?[.!?])(\s|$)", sentence)
     sentence = match.group(1) if match else sentence
     return sentence if len(sentence) <= 120 else sentence[:117].rsplit(" ", 1)[0] + "..."
+
+
+def c_comment_above(lines: Sequence[str], index: int) -> tuple[int, int] | None:
+    """``(first, last)`` line indexes of the ``/* ... */`` comment right above line ``index``
+    (JavaScript, C++)."""
+    last = index - 1
+    if last < 0 or not lines[last].rstrip().endswith("*/"):
+        return None
+    for first in range(last, -1, -1):
+        if lines[first].lstrip().startswith("/*"):
+            return first, last
+        if "*/" in lines[first] and first != last:
+            return None
+    return None
+
+
+def shorten_c_comment(lines: list[str], index: int) -> tuple[str, str] | None:
+    """The ``docstring`` kind for a ``/* ... */`` comment right above line ``index``: the block
+    with that comment cut to its first sentence on one line, and the sentence."""
+    comment = c_comment_above(lines, index)
+    if comment is None:
+        return None
+    raw = "\n".join(lines[comment[0]:comment[1] + 1]).strip()
+    text = first_sentence(textwrap.dedent(raw.removeprefix("/*").removesuffix("*/")))
+    if not text or "*/" in text:
+        return None
+    lines[comment[0]:comment[1] + 1] = [f"/* {text} */"]
+    return "\n".join(lines), text
 
 
 def _word(name: str) -> re.Pattern[str]:

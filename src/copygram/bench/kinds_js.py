@@ -17,7 +17,7 @@ import textwrap
 from collections.abc import Sequence
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds_edits import Language, Problem, first_sentence
+from copygram.bench.kinds_edits import Language, Problem, c_comment_above, shorten_c_comment
 
 _DECLARED = re.compile(r"^(?:const|let|var|function\*?|class)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 _FUNCTION = re.compile(r"^(?:const ([A-Za-z_$][\w$]*) = (?:async )?\(|function ([A-Za-z_$][\w$]*)\()",
@@ -34,19 +34,6 @@ def _declaration(block: str, name: str) -> tuple[int, re.Match[str]] | None:
         match = pattern.match(line)
         if match:
             return index, match
-    return None
-
-
-def _comment_above(lines: Sequence[str], index: int) -> tuple[int, int] | None:
-    """``(first, last)`` line indexes of the ``/* ... */`` comment right above line ``index``."""
-    last = index - 1
-    if last < 0 or not lines[last].rstrip().endswith("*/"):
-        return None
-    for first in range(last, -1, -1):
-        if lines[first].startswith("/*"):
-            return first, last
-        if "*/" in lines[first] and first != last:
-            return None
     return None
 
 
@@ -136,7 +123,7 @@ class JsLanguage(Language):
         if found is None:
             return None
         lines = block.splitlines()
-        comment = _comment_above(lines, found[0])
+        comment = c_comment_above(lines, found[0])
         params = _params(found[1])
         if comment is None or params is None:
             return None
@@ -148,18 +135,7 @@ class JsLanguage(Language):
 
     def shorten_doc(self, block: str, name: str) -> tuple[str, str] | None:
         found = _declaration(block, name)
-        if found is None:
-            return None
-        lines = block.splitlines()
-        comment = _comment_above(lines, found[0])
-        if comment is None:
-            return None
-        raw = "\n".join(lines[comment[0]:comment[1] + 1]).strip()
-        text = first_sentence(textwrap.dedent(raw.removeprefix("/*").removesuffix("*/")))
-        if not text or "*/" in text:
-            return None
-        lines[comment[0]:comment[1] + 1] = [f"/* {text} */"]
-        return "\n".join(lines), text
+        return shorten_c_comment(block.splitlines(), found[0]) if found else None
 
     def doc_instruction(self, name: str, text: str) -> str:
         return f"Replace the comment above {name} with the one-line comment /* {text} */."
