@@ -190,3 +190,28 @@ def test_cpp_and_java_definitions_reach_the_checks_and_the_mode_choice() -> None
         changed = short.replace("return x;", "return -x;")
         assert find_misses(JAVA, changed, ask, "java") == (
             "the instruction asks for documentation only and the edit changed the code",)
+
+
+def test_names_listed_together_are_each_a_target_and_blank_lines_reach_nothing() -> None:
+    fixed_mean = PY.replace("sum(values) / len(values)", "sum(values) / max(1, len(values))")
+    assert find_misses(PY, fixed_mean, "Fix bugs in mean and median.", "python") == (
+        "the instruction lists mean and median together and the edit left median as it was",)
+    both = fixed_mean.replace("sorted(values)[len(values) // 2]", "sorted(values)[0]")
+    for ask in ("Fix bugs in mean and median.", "Fix `mean`, `median`.",
+                "Fix bugs in median, mean."):
+        assert find_misses(PY, both, ask, "python") == ()
+    # A name in passing stays a mention: one of them reached is enough.
+    assert find_misses(PY, fixed_mean, "Fix mean: use median as the model does.",
+                       "python") == ()
+    # Only blank lines or trailing spaces changed inside median: it was not reached.
+    spaced = PY.replace("def median(values):\n", "def median(values):  \n\n")
+    assert find_misses(PY, spaced, "Fix bugs in median.", "python") == (
+        "the instruction names median and the edit left its definition as it was",)
+
+
+@given(st.lists(st.sampled_from(["", "   ", "\t"]), min_size=1, max_size=4))
+def test_blank_lines_alone_never_reach_a_definition(blanks: list[str]) -> None:
+    lines = PY.splitlines(keepends=True)
+    at = lines.index("def median(values):\n") + 1
+    padded = "".join([*lines[:at], *(b + "\n" for b in blanks), *lines[at:]])
+    assert find_misses(PY, padded, "Fix bugs in median.", "python") != ()

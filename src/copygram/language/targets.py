@@ -8,10 +8,12 @@ edit missed. Read against the instruction, two things show it:
 
 * the instruction mentions names the document **defines** (functions, methods, classes,
   module-level variables; Python through :mod:`ast`, JavaScript, TypeScript, Java, C, C++, Go
-  and Rust through tree-sitter, where its grammar is installed) and the edit left every one of those definitions untouched: no line of any (with
-  the comment block right above it) changed, nothing was inserted inside one. One reached is
+  and Rust through tree-sitter, where its grammar is installed) and the edit left every one of
+  those definitions untouched: no line of any (with the comment block right above it) changed,
+  nothing was inserted inside one; blank lines and trailing spaces do not count. One reached is
   enough: "Fix median: it must return the mean of the two middle values" names ``mean`` in
-  passing;
+  passing; but names the instruction lists together ("Fix bugs in parse and render", "a, b and
+  c") are each a target;
 * a name the instruction **introduces** (written as code: in backticks, or in snake_case or
   lowerCamelCase, and found nowhere in the document) that the result still does not hold.
   Plain words, capitals and CapitalisedCamelCase are left out: "sum(" in an instruction's
@@ -63,11 +65,20 @@ def find_misses(before: str, after: str, instruction: str,
     named = sorted(words & set(regions))
     # The line diff only where a named definition needs it.
     changed = _changed(split_lines(before), split_lines(after)) if named else []
-    if named and not any(_touches(changed, start, end)
-                         for name in named for start, end in regions[name]):
+    def reached(name: str) -> bool:
+        return any(_touches(changed, start, end) for start, end in regions[name])
+
+    if named and not any(reached(name) for name in named):
         listed = ", ".join(named)
         misses.append(f"the instruction names {listed} and the edit left "
                       f"{'its definition' if len(named) == 1 else 'each definition'} as it was")
+    elif named:
+        for group in _listed(instruction, regions):
+            left = [name for name in group if not reached(name)]
+            if left:
+                were = "it was" if len(left) == 1 else "they were"
+                misses.append(f"the instruction lists {' and '.join(group)} together and the "
+                              f"edit left {', '.join(left)} as {were}")
     if _documentation_only(instruction) and _code_changed(before, after, language):
         misses.append("the instruction asks for documentation only and the edit changed the "
                       "code")
@@ -103,11 +114,40 @@ def _introduced(instruction: str) -> set[str]:
     return found
 
 
+_LIST_GAP = re.compile(r"^[`'\"]?(?:\s*,\s*|\s*,?\s+(?:and|&)\s+)[`'\"]?$")
+
+
+def _listed(instruction: str, defined: Mapping[str, object]) -> list[list[str]]:
+    """Runs of two or more of the document's definitions the instruction lists together ("Fix
+    bugs in parse and render", "a, b and c"): each is a target, where one name in a sentence may
+    be a passing mention."""
+    groups: list[list[str]] = []
+    run: list[str] = []
+    end = -1
+    for match in _WORD.finditer(instruction):
+        name = match.group()
+        if name not in defined:
+            continue  # the gap to the next defined name says whether the run goes on
+        if run and _LIST_GAP.match(instruction[end:match.start()]):
+            run.append(name)
+        else:
+            run = [name]
+            groups.append(run)
+        end = match.end()
+    return [group for group in groups if len(set(group)) > 1]
+
+
 def _changed(before: Sequence[str], after: Sequence[str]) -> list[tuple[int, int]]:
     """The edit's changes as ``(i1, i2)`` ranges of ``before``'s 0-based lines (``i1 == i2``:
-    lines inserted before line ``i1``)."""
+    lines inserted before line ``i1``); a change of blank lines or trailing spaces alone is no
+    change (it reaches nothing an instruction names)."""
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return [(i1, i2) for tag, i1, i2, _, _ in matcher.get_opcodes() if tag != "equal"]
+    return [(i1, i2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+            if tag != "equal" and _text(before[i1:i2]) != _text(after[j1:j2])]
+
+
+def _text(lines: Sequence[str]) -> list[str]:
+    return [line.rstrip() for line in lines if line.strip()]
 
 
 def _touches(changed: Sequence[tuple[int, int]], start: int, end: int) -> bool:
