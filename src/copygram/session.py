@@ -194,7 +194,9 @@ class EditSession:
         return choose_mode(self.mode, len(doc.tokens),
                            auto_rewrite_tokens=self.options.auto_rewrite_tokens,
                            prediction=prediction is not None,
-                           names_definitions=targets_definitions(doc.text, instruction, language))
+                           names_definitions=targets_definitions(doc.text, instruction, language),
+                           language=language,
+                           rewrite_languages=self.options.auto_rewrite_languages)
 
     def prompt(self, document: str, instruction: str) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it

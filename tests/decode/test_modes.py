@@ -28,16 +28,36 @@ def backend() -> PromptedBackend:
 
 
 @given(tokens=st.integers(0, 1 << 16), threshold=st.integers(0, 1 << 16),
-       prediction=st.booleans(), one=st.booleans())
+       prediction=st.booleans(), one=st.booleans(),
+       language=st.sampled_from([None, "python", "java", "cpp"]),
+       rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])))
 def test_auto_programs_long_documents_and_one_target_edits(
-        tokens: int, threshold: int, prediction: bool, one: bool) -> None:
+        tokens: int, threshold: int, prediction: bool, one: bool, language: str | None,
+        rewritten: set[str]) -> None:
     chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold, prediction=prediction,
-                         names_definitions=one)
-    assert chosen == ("rewrite" if prediction or (tokens <= threshold and not one)
-                      else "program")
+                         names_definitions=one, language=language,
+                         rewrite_languages=rewritten)
+    always_rewritten = language in rewritten
+    assert chosen == ("rewrite" if prediction or always_rewritten
+                      or (tokens <= threshold and not one) else "program")
     for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
         assert choose_mode(fixed, tokens, auto_rewrite_tokens=threshold,
-                           prediction=prediction, names_definitions=one) == fixed
+                           prediction=prediction, names_definitions=one, language=language,
+                           rewrite_languages=rewritten) == fixed
+
+
+def test_auto_rewrites_java_by_default_and_the_route_says_which_languages() -> None:
+    java = "class A {\n    int f(int x) {\n        return x;\n    }\n}\n"
+    session = EditSession(backend(), mode="auto", auto_rewrite_tokens=0)  # else: programs
+    assert SessionConfig().auto_rewrite_languages == ("java",)
+    assert session.mode_for(java, "Fix bugs in f.", language="java") == "rewrite"
+    assert session.mode_for(java, "Fix bugs in f.") == "rewrite"  # the language guessed
+    assert session.mode_for(DOCUMENT, "Fix f.") == "program"
+    everything = EditSession(backend(), mode="auto", auto_rewrite_tokens=0,
+                             auto_rewrite_languages=[])
+    assert everything.mode_for(java, "Fix bugs in f.", language="java") == "program"
+    assert EditSession(backend(), mode="auto", auto_rewrite_languages="python, java").options \
+        .auto_rewrite_languages == ("python", "java")
 
 
 def test_auto_is_the_default_mode() -> None:

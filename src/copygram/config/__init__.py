@@ -59,6 +59,7 @@ from copygram.config.checks import (
     close_match,
 )
 from copygram.config.options import (
+    AUTO_REWRITE_LANGUAGES,
     AUTO_REWRITE_TOKENS,
     SessionConfig,
     check_syntax_options,
@@ -71,6 +72,7 @@ from copygram.config.options import (
 from copygram.errors import ConfigError
 
 __all__ = [
+    "AUTO_REWRITE_LANGUAGES",
     "AUTO_REWRITE_TOKENS",
     "BACKENDS",
     "BACKEND_KEYS",

@@ -74,6 +74,22 @@ def check_choice(key: str, value: object, choices: Sequence[_T]) -> _T:
     raise invalid(key, value, "one of " + ", ".join(map(repr, choices)) + hint)
 
 
+def check_languages(key: str, value: object) -> tuple[str, ...]:
+    """``value``, a list of the language names the damage checks know (or one comma-separated
+    string of them), as a tuple without repeats."""
+    from copygram.language.parsers import LANGUAGES
+
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(x, str) for x in items):
+        raise invalid(key, value, f"a list of language names from {', '.join(LANGUAGES)}")
+    names = tuple(dict.fromkeys(x.strip() for x in items if x.strip()))
+    unknown = [name for name in names if name not in LANGUAGES]
+    if unknown:
+        raise invalid(key, value, f"language names from {', '.join(LANGUAGES)}"
+                      + close_match(unknown[0], LANGUAGES))
+    return names
+
+
 def check_flag(key: str, value: object) -> bool:
     """``value`` if it is a bool (``"false"``, 0 and 1 are refused: they would read as flags)."""
     if not isinstance(value, bool):

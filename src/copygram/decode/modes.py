@@ -14,29 +14,36 @@ for a shorter one where the instruction names the document's definitions and int
 name (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove
 the function f": the edit of code the document has, which head blocks name and rewrite, where
 program mode passes more tests than a rewrite); other short documents (a rename, an added
-function or constant, an instruction naming no definition) are rewritten. Either way the result is checked (:mod:`copygram.decode.checked`)
-and a program that is damaged, unfinished or misses what the instruction names is redone in
-rewrite mode. A ``prediction`` drafts a rewrite, so an edit given one is rewritten. The choice
-costs a parse of the document (milliseconds); its tokens are counted for the edit anyway.
+function or constant, an instruction naming no definition) are rewritten. Either way the
+result is checked (:mod:`copygram.decode.checked`) and a program that is damaged, unfinished or
+misses what the instruction names is redone in rewrite mode. A ``prediction`` drafts a rewrite,
+so an edit given one is rewritten; so is every document in a language of
+``auto_rewrite_languages`` (Java by default: the model's programs there are redone more often
+than not; :data:`~copygram.config.AUTO_REWRITE_LANGUAGES`). The choice costs a parse of the
+document (milliseconds); its tokens are counted for the edit anyway.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from copygram.config import MODES
 
 
 def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
-                prediction: bool = False, names_definitions: bool = False) -> str:
+                prediction: bool = False, names_definitions: bool = False,
+                language: str | None = None, rewrite_languages: Collection[str] = ()) -> str:
     """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
     tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
     doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
     ``names_definitions``: whether the instruction names definitions of the document and introduces
-    no name (:func:`~copygram.language.targets.targets_definitions`)."""
+    no name (:func:`~copygram.language.targets.targets_definitions`); a document whose
+    ``language`` is one of ``rewrite_languages`` is always rewritten."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
         return mode
-    if prediction:
+    if prediction or (language is not None and language in rewrite_languages):
         return "rewrite"
     return "program" if names_definitions or document_tokens > auto_rewrite_tokens else "rewrite"
 
