@@ -386,6 +386,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "copy_to_end": st.booleans(),
     "verify_copies": st.booleans(),
     "merge_retyped": st.booleans(),
+    "body_heads": st.booleans(),
     "search_plan": st.booleans(),
     "retry_unchanged": st.booleans(),
     "line_view": st.sampled_from(["pipe", "tab"]),

@@ -198,3 +198,16 @@ def test_a_braced_document_is_read_by_its_grammar() -> None:
     lines = split_lines(js)
     assert (layout_end(lines, 1), unit_end(lines, 1)) == (1, 3)
     assert unit_end(lines, 4) == layout_end(lines, 4) == 6
+
+
+def test_body_lines_are_inside_functions_and_open_no_definition() -> None:
+    from copygram.language.units import body_lines
+
+    py = ("import os\n\n\ndef f(x):\n    y = x\n    def g():\n        return 1\n"
+          "    return y\n\n\nclass A:\n    limit = 3\n\n    def m(self):\n        return 2\n")
+    assert sorted(body_lines(split_lines(py))) == [5, 7, 8, 15]  # g's line 6 and m's 14 open one
+    java = ("class Solution {\n    static final int X = 1;\n    public int f(int x) {\n"
+            "        for (int i = 0; i < x; i++) {\n            x += i;\n        }\n"
+            "        return x;\n    }\n}\n")
+    assert sorted(body_lines(split_lines(java))) == [4, 5, 6, 7, 8]
+    assert body_lines(split_lines("def f(:\n    pass\n")) == frozenset()  # does not parse

@@ -231,3 +231,32 @@ def test_a_replacement_line_is_anything_but_a_marker_line(text: str) -> None:
     words = [m.rstrip("\n") for m in (BLOCK_OPEN, DIVIDER, BLOCK_CLOSE)]
     matched = re.fullmatch(line_except(*words), text + "\n") is not None
     assert matched == (text not in words)
+
+
+def test_without_body_heads_no_head_is_a_line_inside_a_function() -> None:
+    java = ("class Solution {\n    public int f(int x) {\n        int y = x;\n"
+            "        return y + 1;\n    }\n}\n")
+    for document, inner, outer in ((DOC, "    y = x\n", "def f(x):\n"),
+                                   (java, "        int y = x;\n", "    public int f(int x) {\n")):
+        lines = split_lines(document)
+
+        def takes(head: str, body_heads: bool, lines: list[str] = lines) -> bool:
+            constraint = search_replace_constraint(lines, "byte", heads=True,
+                                                   body_heads=body_heads)
+            return accepted(constraint, BLOCK_OPEN + head + DIVIDER + head + BLOCK_CLOSE)
+
+        assert takes(inner, True) and takes(outer, True)  # the default: any line heads
+        assert not takes(inner, False) and takes(outer, False)
+
+
+@given(head_edits())
+def test_without_body_heads_the_constraint_takes_the_programs_whose_heads_open_no_body_line(
+        edit: tuple[str, list[Block]]) -> None:
+    from copygram.language.units import body_lines
+
+    document, blocks = edit
+    lines = split_lines(document)
+    inside = body_lines(lines)
+    outside = all(block.search.start not in inside for block in blocks)
+    constraint = search_replace_constraint(lines, "byte", heads=True, body_heads=False)
+    assert accepted(constraint, render_heads(blocks, document)) == outside

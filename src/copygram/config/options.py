@@ -142,6 +142,9 @@ class SessionConfig:
     copy_to_end: bool = field(default=False, metadata=ROUTE)
     # A copy keeps only the lines the model, reading them, would have written itself
     verify_copies: bool = field(default=False, metadata=ROUTE)
+    # Head blocks: a head may be a line inside a function's body (false: a function is named by
+    # its first line and written whole; language.units.body_lines)
+    body_heads: bool = field(default=True, metadata=ROUTE)
     # Syntax "search_replace": a replacement's retyped neighbours join its run
     merge_retyped: bool = field(default=False, metadata=ROUTE)
     # Syntax "search_replace": a "Plan:" line before the blocks
@@ -190,6 +193,7 @@ class SessionConfig:
             "copy_to_end": check_flag("copy_to_end", self.copy_to_end),
             "verify_copies": check_flag("verify_copies", self.verify_copies),
             "merge_retyped": check_flag("merge_retyped", self.merge_retyped),
+            "body_heads": check_flag("body_heads", self.body_heads),
             "search_plan": check_flag("search_plan", self.search_plan),
             "retry_unchanged": program_retry_unchanged(self.retry_unchanged, syntax),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),

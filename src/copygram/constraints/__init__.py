@@ -45,11 +45,13 @@ def compile_constraint(
     to_end: bool = False,
     search_scope: str | None = None,
     plan: bool = False,
+    body_heads: bool = True,
 ) -> Constraint:
     """A fresh :class:`Constraint` for editing ``document`` (text, or its split lines) in
     ``syntax``: copy tags (``"lines"``, ``"compact"``) or search/replace blocks
     (``"search_replace"``, program mode's default: head blocks unless ``search_scope`` says
-    ``"lines"`` or ``"unit"``; ``plan``: a ``Plan:`` line before the blocks).
+    ``"lines"`` or ``"unit"``; ``plan``: a ``Plan:`` line before the blocks; ``body_heads``
+    false: no head block heads with a line inside a function's body).
 
     ``tokenizer`` is a copygram Backend, a Hugging Face fast tokenizer, an
     ``llguidance.LLTokenizer`` or ``"byte"``. Costs: the vocabulary view is built once per
@@ -88,7 +90,7 @@ def compile_constraint(
     program_format.check(_Checked(engine=engine, copy_to_end=to_end, search_plan=plan,
                                   search_scope=search_scope or program_format.default_scope))
     return _BUILDERS[program_format.family](document, tokenizer, engine, syntax, n_lines,
-                                            ordered, to_end, plan, search_scope)
+                                            ordered, to_end, plan, search_scope, body_heads)
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ class _Checked:
 
 def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
           n_lines: int, ordered: bool, to_end: bool, plan: bool,
-          search_scope: str | None) -> Constraint:
+          search_scope: str | None, body_heads: bool) -> Constraint:
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, literal_bytes(syntax))
     if engine == "llguidance":
@@ -124,12 +126,13 @@ def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: st
 
 def _blocks(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
             n_lines: int, ordered: bool, to_end: bool, plan: bool,
-            search_scope: str | None) -> Constraint:
+            search_scope: str | None, body_heads: bool) -> Constraint:
     from copygram.constraints.search_replace import search_replace_constraint
 
     lines = split_lines(document) if isinstance(document, str) else document
     return search_replace_constraint(lines, tokenizer, plan,
-                                     heads=(search_scope or "head") == "head")
+                                     heads=(search_scope or "head") == "head",
+                                     body_heads=body_heads)
 
 
 _BUILDERS: dict[Family, Callable[..., Constraint]] = {"tags": _tags, "blocks": _blocks}

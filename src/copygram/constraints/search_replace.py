@@ -53,7 +53,7 @@ from copygram.language.search_replace import (
     unheld_markers,
 )
 from copygram.language.types import LineRange
-from copygram.language.units import unit_end
+from copygram.language.units import body_lines, unit_end
 
 
 def _char_class_except(chars: str) -> str:
@@ -98,13 +98,17 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)
 
 
-def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False) -> str:
+def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
+                  body_heads: bool = True) -> str:
     """The per-document grammar (module doc) for the document ``lines`` (split with endings);
     with ``plan``, the program opens with one ``Plan:`` line of the model's words (at most
     :data:`MAX_PLAN_CHARS` after the prefix) before its blocks; with ``heads``, a search part is
-    one head line and its block replaces the unit (module doc)."""
+    one head line and its block replaces the unit (module doc); without ``body_heads``, no head
+    is a line inside a function's body (:func:`~copygram.language.units.body_lines`)."""
     n = len(lines)
-    ok = [False] + [searchable(line) for line in lines] + [False]
+    inside = body_lines(lines) if heads and not body_heads else frozenset()
+    ok = [False] + [searchable(line) and k not in inside
+                    for k, line in enumerate(lines, start=1)] + [False]
     # has_run[k]: some run can start at line k or later.
     has_run = [False] * (n + 2)
     for k in range(n, 0, -1):
@@ -153,10 +157,10 @@ class SearchReplaceGrammar:
 
 @functools.lru_cache(maxsize=16)
 def compile_search_replace(vocab: Vocab, lines: tuple[str, ...], plan: bool = False,
-                           heads: bool = False) -> SearchReplaceGrammar:
+                           heads: bool = False, body_heads: bool = True) -> SearchReplaceGrammar:
     """Build and compile the grammar of ``lines`` (cached per document text, vocabulary,
-    ``plan`` and ``heads``)."""
-    grammar = document_lark(lines, plan, heads)
+    ``plan``, ``heads`` and ``body_heads``)."""
+    grammar = document_lark(lines, plan, heads, body_heads)
     # At a run's first line every later line is a candidate, so an Earley row holds ~2 items per
     # line: llguidance's default cap (2000 items) would stop at ~1000 lines.
     n = len(lines)
@@ -226,16 +230,18 @@ class SearchReplaceConstraint(ProgramState):
 
 
 def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: bool = False,
-                              heads: bool = False) -> SearchReplaceConstraint:
+                              heads: bool = False,
+                              body_heads: bool = True) -> SearchReplaceConstraint:
     """A fresh constraint for search/replace programs over the document ``lines``; ``tokenizer``
     as :func:`~copygram.constraints.compile_constraint` takes it; ``plan``: the program opens
-    with a ``Plan:`` line; ``heads``: search parts are head lines (:func:`document_lark`)."""
+    with a ``Plan:`` line; ``heads``: search parts are head lines; ``body_heads``: a head may be
+    a line inside a function's body (:func:`document_lark`)."""
     from copygram.constraints.guard import check_vocab_covers
     from copygram.constraints.vocab import vocab_for
 
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, "".join(sorted(set(BLOCK_OPEN + DIVIDER + BLOCK_CLOSE))).encode())
-    return compile_search_replace(vocab, tuple(lines), plan, heads).new_constraint()
+    return compile_search_replace(vocab, tuple(lines), plan, heads, body_heads).new_constraint()
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",

@@ -64,7 +64,8 @@ def _constraint(setup: EditSetup, lines: Sequence[str]) -> Constraint:
     o = setup.options
     return compile_constraint(lines, setup.backend, engine=o.engine, syntax=o.syntax,
                               ordered=o.ordered_copies, to_end=o.copy_to_end,
-                              search_scope=o.search_scope, plan=o.search_plan)
+                              search_scope=o.search_scope, plan=o.search_plan,
+                              body_heads=o.body_heads)
 
 
 @dataclass(frozen=True)

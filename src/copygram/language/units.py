@@ -145,6 +145,55 @@ _TS_DEFINITIONS = frozenset({
     "impl_item", "mod_item"})
 
 
+# Function-like nodes: their lines after the first are a body (tree-sitter grammars).
+_TS_FUNCTIONS = frozenset({
+    "function_declaration", "generator_function_declaration", "method_definition",
+    "arrow_function", "function_expression", "function", "method_declaration",
+    "constructor_declaration", "function_definition", "function_item", "func_literal"})
+
+
+def body_lines(lines: Sequence[str]) -> frozenset[int]:
+    """The lines (1-based) inside a function's or method's body, past its first line, that open
+    no definition of their own, where the document parses (Python's :mod:`ast`, else the first
+    tree-sitter grammar that reads it); empty where it does not. Head blocks that may not head
+    with such a line (route ``body_heads = false``) name a function by its first line and write
+    it whole. Cached for the last few documents; one parse."""
+    return _body_lines(tuple(lines))
+
+
+@functools.lru_cache(maxsize=8)
+def _body_lines(lines: tuple[str, ...]) -> frozenset[int]:
+    joiner = "" if any(line.endswith(("\n", "\r")) for line in lines) else "\n"
+    text = joiner.join(lines)
+    spans: list[tuple[int, int]] = []
+    starts: set[int] = set()
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        module = None
+    if module is not None and any(isinstance(node, _PY_DEFINITIONS) for node in ast.walk(module)):
+        for node in ast.walk(module):
+            if isinstance(node, _PY_DEFINITIONS):
+                starts.update([node.lineno, *(d.lineno for d in node.decorator_list)])
+                if not isinstance(node, ast.ClassDef):
+                    spans.append((node.lineno, node.end_lineno or node.lineno))
+    elif "{" in text:
+        root = next((tree.root_node for language in parsers.GRAMMARS
+                     if (tree := parsers.tree(text, language)) is not None
+                     and not tree.root_node.has_error), None)
+        stack = [root] if root is not None else []
+        while stack:
+            node = stack.pop()
+            stack.extend(node.named_children)
+            row, last = node.start_point[0] + 1, node.end_point[0] + 1
+            if node.type in _TS_DEFINITIONS or node.type in _TS_FUNCTIONS:
+                starts.add(row)
+            if node.type in _TS_FUNCTIONS:
+                spans.append((row, last))
+    inside = {number for first, last in spans for number in range(first + 1, last + 1)}
+    return frozenset(inside - starts)
+
+
 def _comments_after(lines: Sequence[str], start: int, end: int) -> int:
     """``end``, or further on over the comment lines indented deeper than line ``start`` that
     follow it (blank lines among them), as the layout reads them."""
