@@ -138,3 +138,12 @@ def test_signature_round_trip(types: list[str], ret: str) -> None:
     assert sig is not None
     assert sig.declare("func") == f"{ret} func({params})"
     assert sig.call("other") == f"other({', '.join(f'p{i}' for i in range(len(types)))})"
+
+
+def test_rows_are_the_same_for_a_seed_in_one_process() -> None:
+    first = build_rows(SOURCES, langs=("cpp",), seed=3, per_cell=1, check=False,
+                       sizes=("small",))
+    assert first == build_rows(SOURCES, langs=("cpp",), seed=3, per_cell=1, check=False,
+                               sizes=("small",))
+    program = str(first[0]["kinds_cpp"][0]["meta"]["test_program"])  # type: ignore[index]
+    assert "@SERIAL@" not in program and "namespace test_" in program

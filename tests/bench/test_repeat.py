@@ -161,12 +161,14 @@ def test_the_command_times_each_edit_and_a_warm_edit_reuses_the_document(
 
     monkeypatch.setattr(EditSession, "from_config", from_config)
     out = tmp_path / "repeat.json"
-    args = argparse.Namespace(
-        data=str(data), model="m", backend="llamacpp", n_ctx=None, n_threads=None, lines=60,
-        steps=3, chains=1, seed=0, approaches="rewrite-mode,rewrite:warm",
-        route=[f"prompt_order={order}"], test_timeout=20.0, json=str(out))
+    parser = argparse.ArgumentParser()
+    repeat.add_arguments(parser)  # the flags bench quality shares (bench.model_args)
+    args = parser.parse_args([
+        "--data", str(data), "--model", "m", "--lines", "60", "--steps", "3",
+        "--approaches", "rewrite-mode,rewrite:warm", "--route", f"prompt_order={order}",
+        "--json", str(out)])
     assert repeat.run(args) == 0
-    assert configs[0]["route"] == {"prompt_order": order}
+    assert configs[0]["route"] == {"prompt_order": order, "batch_invariant": "auto"}
     result = json.loads(out.read_text())
     runs = [Run(**r) for r in result["runs"]]
     assert all(r.passed for r in runs)

@@ -16,7 +16,6 @@ kinds add go below the function they call (:attr:`Language.declare_before_use`).
 
 from __future__ import annotations
 
-import itertools
 import re
 import textwrap
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from copygram.bench.kinds_edits import Language, Problem, c_comment_above, short
 _DECLARATION = re.compile(r"^(?P<ret>[A-Za-z_][\w:<>,\s*&]*?[\w>*&])\s+(?P<name>[A-Za-z_]\w*)"
                           r"\s*\((?P<params>[^()]*)\)\s*\{\s*$")
 _PREPROCESSOR = re.compile(r"^\s*(#|using namespace )")
+_SERIAL = "@SERIAL@"
 _MAIN = re.compile(r"^int\s+main\s*\(\s*\)\s*\{", re.MULTILINE)
 
 
@@ -123,7 +123,6 @@ class CppLanguage(Language):
         # passes its name (or a renamed Problem) only: parse records each problem's, by its
         # entry name and by its row id (entry names are unique in the source).
         self._signatures: dict[str, Signature] = {}
-        self._serial = itertools.count()
 
     def parse(self, row: EditRow) -> Problem | None:
         entry, test = row.meta.get("entry_point"), row.meta.get("test")
@@ -161,7 +160,8 @@ class CppLanguage(Language):
         code = _MAIN.sub("static int run_test(){", code, count=1)
         closing = code.rstrip().rfind("}")
         code = code[:closing] + "    return 0;\n}" + code[closing + 1:]
-        space = f"test_{_ident(label)}_{next(self._serial)}"
+        # Numbered by test_program (its place in the program): a row is the same in any process.
+        space = f"test_{_ident(label)}_{_SERIAL}"
         preamble = [] if hoisted else ["#undef NDEBUG", "#include<assert.h>"]
         return "\n".join([*preamble, *hoisted,
                           f"namespace {space} {{", *([forward] if forward else []), code,
@@ -271,7 +271,8 @@ class CppLanguage(Language):
                 + (", right after the #include and using lines" if imports else ""))
 
     def test_program(self, snippets: Sequence[str]) -> str:
-        return "\n".join([*snippets, "int main(){\n    return 0;\n}\n"])
+        numbered = [snippet.replace(_SERIAL, str(i)) for i, snippet in enumerate(snippets)]
+        return "\n".join([*numbered, "int main(){\n    return 0;\n}\n"])
 
 
 CPP = CppLanguage()
