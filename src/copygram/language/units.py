@@ -177,10 +177,8 @@ def _body_lines(lines: tuple[str, ...]) -> frozenset[int]:
                 starts.update([node.lineno, *(d.lineno for d in node.decorator_list)])
                 if not isinstance(node, ast.ClassDef):
                     spans.append((node.lineno, node.end_lineno or node.lineno))
-    elif "{" in text:
-        root = next((tree.root_node for language in parsers.GRAMMARS
-                     if (tree := parsers.tree(text, language)) is not None
-                     and not tree.root_node.has_error), None)
+    else:
+        root = _tree_root(text)
         stack = [root] if root is not None else []
         while stack:
             node = stack.pop()
@@ -228,12 +226,19 @@ def _statement_ends(text: str, lines: Sequence[str]) -> dict[int, int] | None:
             for decorator in getattr(node, "decorator_list", ()):
                 ends.setdefault(decorator.lineno, node.end_lineno)
         return ends
+    root = _tree_root(text)
+    return None if root is None else _node_ends(root, lines)
+
+
+def _tree_root(text: str) -> Any:
+    """The root of the first tree-sitter grammar's error-free tree of ``text`` (a text with
+    braces), or ``None``."""
     if "{" not in text:
         return None
     for language in parsers.GRAMMARS:
         tree = parsers.tree(text, language)
         if tree is not None and not tree.root_node.has_error:
-            return _node_ends(tree.root_node, lines)
+            return tree.root_node
     return None
 
 
