@@ -82,6 +82,8 @@ BAD_VALUES: list[tuple[str, object, str]] = [
     ("merge_retyped", "yes", "true or false"),
     ("search_plan", 1, "true or false"),
     ("retry_unchanged", "on", "true or false"),
+    ("touch_named", "on", "true or false"),
+    ("prefix_cache_mb", -1, "an integer >= 0"),
     ("line_view", "spaces", "'pipe', 'tab'"),
     ("prompt_order", "sideways", "'instruction_first', 'document_first'"),
     ("search_scope", "file", "'lines', 'unit', 'head'"),
@@ -161,6 +163,14 @@ def test_dtype_is_for_transformers_only(no_model: None) -> None:
     assert parse_config({"backend": "transformers", "dtype": "float16"}).backend.dtype == "float16"
 
 
+def test_the_prefix_cache_is_llama_cpps() -> None:
+    assert parse_config({}).backend.prefix_cache_mb == 512
+    assert parse_config({"prefix_cache_mb": 0}).backend.prefix_cache_bytes == 0
+    assert parse_config({"backend": "transformers"}).backend.prefix_cache_mb == 0
+    with pytest.raises(ConfigError, match="prefix_cache_mb.*transformers"):
+        parse_config({"backend": "transformers", "prefix_cache_mb": 64})
+
+
 def test_a_backend_table_gets_a_hint(no_model: None) -> None:
     with pytest.raises(ConfigError, match="top level"):
         EditSession.from_config({"backend": {"backend": "llamacpp"}})
@@ -188,7 +198,7 @@ def test_keys_are_the_two_dataclasses() -> None:
     assert not set(TOP_KEYS) & set(ROUTE_KEYS)
     # What a user sets, at the top level; the research routes in [route].
     assert set(TOP_KEYS) == {"backend", "model", "device", "dtype", "n_ctx", "n_threads",
-                             "rpc_servers", "mode",
+                             "rpc_servers", "prefix_cache_mb", "mode",
                              "temperature", "top_p", "seed", "max_new_tokens", "on_damage"}
 
 
@@ -208,11 +218,12 @@ def test_a_route_key_at_the_top_level_says_where_it_goes(no_model: None) -> None
 
 def test_options_change_once_and_resolve_their_defaults_again() -> None:
     options = SessionConfig()
-    assert (options.syntax, options.search_scope, options.retry_unchanged) == (
-        "search_replace", "head", True)
+    assert (options.syntax, options.search_scope, options.retry_unchanged,
+            options.touch_named) == ("search_replace", "head", True, True)
     # Left to their defaults, the syntax follows the engine and the scope the syntax.
     tags = options.replace(engine="outlines")
-    assert (tags.syntax, tags.search_scope, tags.retry_unchanged) == ("lines", "lines", False)
+    assert (tags.syntax, tags.search_scope, tags.retry_unchanged, tags.touch_named) == (
+        "lines", "lines", False, False)
     assert tags.replace(engine="llguidance") == options
     # A value given is kept (and checked against the others).
     unit = options.replace(search_scope="unit")
@@ -389,6 +400,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "body_heads": st.booleans(),
     "search_plan": st.booleans(),
     "retry_unchanged": st.booleans(),
+    "touch_named": st.booleans(),
     "line_view": st.sampled_from(["pipe", "tab"]),
     "prompt_order": st.sampled_from(["instruction_first", "document_first"]),
     "search_scope": st.sampled_from(["lines", "unit", "head"]),
@@ -408,6 +420,7 @@ valid_values: dict[str, st.SearchStrategy[object]] = {
     "rpc_servers": st.lists(st.builds("{}:{}".format, st.sampled_from(
         ["127.0.0.1", "10.0.0.2", "gpu-box.lan"]), st.integers(1, 65535)),
         unique=True, max_size=3).map(tuple),
+    "prefix_cache_mb": st.integers(0, 1 << 16),
 }
 assert set(valid_values) | {"dtype"} == set(CONFIG_KEYS)  # dtype: drawn with transformers
 
@@ -423,7 +436,7 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
                         else "search_replace")
     if syntax != "search_replace":
         for key in ("merge_retyped", "search_plan", "search_scope",
-                    "retry_unchanged"):  # refused: blocks' options
+                    "retry_unchanged", "touch_named"):  # refused: blocks' options
             config.pop(key, None)
     else:
         # Refused with blocks (tests/decode/test_search_replace.py): copy-tag options, outlines.
@@ -437,6 +450,8 @@ def configs(draw: st.DrawFn) -> dict[str, object]:
     if draw(st.booleans()):
         config.pop("batch_invariant", None)  # refused with transformers
         config.pop("rpc_servers", None)  # llama.cpp's
+        if config.get("prefix_cache_mb"):
+            config["prefix_cache_mb"] = 0  # snapshots of the KV cache are llama.cpp's
         config["backend"] = "transformers"
         config["dtype"] = draw(st.sampled_from(["auto", "float32", "bfloat16", "float16"]))
     return config

@@ -173,7 +173,7 @@ class EditSession:
         def redo() -> Iterator[Event]:
             return stream_rewrite(rewrite.setup(), doc, instruction, policy)
 
-        return checked(stream_edit(self.setup(), doc, instruction, policy), document,
+        return checked(stream_edit(self.setup(), doc, instruction, policy, language), document,
                        on_damage=self.options.on_damage, language=language, instruction=instruction,
                        redo=redo)
 

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from copygram.backends._common import check_context, check_ids, output_rows, truncate_target
 from copygram.backends.base import TRANSFORMERS_CPU, BatchProfile
+from copygram.backends.prefix_store import KVSnapshot, PrefixStore
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Program
 from copygram.language.syntaxes import get_syntax
@@ -65,6 +66,8 @@ class ScriptedBackend:
     reply: str | None = None
     calls: list[Call] = field(default_factory=list)
     step_tolerance: float = 0.0  # its batched rows are exact; a subclass may make them noisy
+    # Snapshots of recent prompts (copygram.backends.prefix_store): none unless a test sets one.
+    prefix_store: PrefixStore | None = None
 
     def describe(self) -> dict[str, object]:
         return {"name": self.name, "model": "scripted", "device": "cpu",
@@ -189,6 +192,16 @@ class ScriptedBackend:
         del self._cache[truncate_target(n_tokens, len(self._cache)) :]
         if n_tokens < self._prompt_len:
             self._in_prompt = True
+
+    def snapshot(self) -> KVSnapshot:
+        """The cached ids, as llama.cpp's snapshot holds their KV (8 bytes a token here)."""
+        self.calls.append(Call("snapshot", tuple(self._cache)))
+        return KVSnapshot(tuple(self._cache), None, 8 * len(self._cache))
+
+    def restore(self, snapshot: KVSnapshot) -> None:
+        self.calls.append(Call("restore", snapshot.ids))
+        self._cache = list(snapshot.ids)
+        self._in_prompt = True  # a snapshot is a prompt's prefix: the next forward ends it
 
 
 class SplitPromptBackend(ScriptedBackend):

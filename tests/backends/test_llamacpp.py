@@ -58,3 +58,24 @@ def test_splice_longer_than_the_batch_limit_equals_one_prefill(backend: object) 
             assert_llamacpp_close(got, want)
     finally:
         small.close()
+
+
+def test_a_restored_snapshot_computes_what_follows_as_the_prefix_spliced_again(
+        backend: object) -> None:
+    from copygram.backends.llamacpp import LlamaCppBackend
+
+    assert isinstance(backend, LlamaCppBackend)
+    prompt = backend.tokenize("def median(values):\n    ordered = sorted(values)\n" * 4)
+    backend.truncate(0)
+    backend.splice(prompt)
+    snapshot = backend.snapshot()
+    assert snapshot.ids == tuple(prompt) and snapshot.nbytes > 0
+    after = backend.decode(prompt[0])
+    backend.truncate(0)
+    backend.splice(backend.tokenize("something else entirely"))
+    backend.restore(snapshot)
+    assert backend.cached_ids == prompt and backend.n_tokens == len(prompt)
+    assert_llamacpp_close(backend.decode(prompt[0]), after)
+    backend.restore(backend.snapshot())  # a snapshot of the cache as it is changes nothing
+    assert backend.cached_ids == [*prompt, prompt[0]]
+    backend.truncate(0)

@@ -22,7 +22,13 @@ from copygram.bench.data import EditRow
 from copygram.bench.kinds import languages
 from copygram.bench.kinds_edits import Problem
 from copygram.bench.quality.scoring import ApproachResult
-from copygram.bench.repeat import Run, parse_approaches, run_chain, summarise
+from copygram.bench.repeat import (
+    Run,
+    parse_approaches,
+    run_chain,
+    run_interleaved,
+    summarise,
+)
 from copygram.bench.testrun import run_tests
 from copygram.errors import ConfigError
 from copygram.session import EditSession
@@ -116,6 +122,21 @@ def test_warm_only_caches_the_first_steps_prompt_instead_of_running_it() -> None
                      warm_up=lambda row: recorder.log.append(f"cache {row.id}"))
     assert recorder.log == ["cache s0", "edit s1", "edit s2"]
     assert [(r.step, r.condition) for r in runs] == [(1, "warm"), (2, "warm")]
+
+
+def test_interleaved_chains_take_their_steps_in_turn_warm_only() -> None:
+    chains = [[EditRow("repeat", f"{c}{i}", f"v{i}", f"v{i + 1}", "do",
+                       meta={"chain": c, "step": i, "lines": 9}) for i in range(steps)]
+              for c, steps in (("a", 3), ("b", 2))]
+    recorder = _Recorder([])
+    reported: list[Run] = []
+    runs = run_interleaved(chains, recorder, name="x", judge=lambda row, text: True,
+                           warm_up=lambda row: recorder.log.append(f"cache {row.id}"),
+                           report=reported.append)
+    assert recorder.log == ["cache a0", "cache b0", "edit a1", "edit b1", "edit a2"]
+    assert reported == runs
+    assert [(r.chain, r.step, r.condition) for r in runs] == [
+        ("a", 1, "warm"), ("b", 1, "warm"), ("a", 2, "warm")]
 
 
 def _run(approach: str, condition: str, step: int, seconds: float) -> Run:

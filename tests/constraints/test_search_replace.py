@@ -28,6 +28,7 @@ from copygram.language.search_replace import (
     DIVIDER,
     Block,
     parse,
+    search_line,
 )
 from tests.decode.real_models import real_backend
 from tests.strategies import head_edits, ordered_edits
@@ -260,3 +261,98 @@ def test_without_body_heads_the_constraint_takes_the_programs_whose_heads_open_n
     outside = all(block.search.start not in inside for block in blocks)
     constraint = search_replace_constraint(lines, "byte", heads=True, body_heads=False)
     assert accepted(constraint, render_heads(blocks, document)) == outside
+
+
+# -- touch: a program held to reach the ranges an instruction names -------------------------------
+
+def _touching(document: str, text: str, touch: tuple[tuple[int, int], ...], heads: bool) -> bool:
+    """The rule spelled out: the program parses, and some block's run (with heads: from its head
+    to the end of the unit it opens) overlaps a range of ``touch``; where no run of the
+    document could (no searchable line that starts one), the program need only parse."""
+    from copygram.language.search_replace import parse_blocks, searchable
+    from copygram.language.units import unit_end
+
+    lines = split_lines(document)
+
+    def run(start: int, end: int) -> tuple[int, int]:
+        return (start, unit_end(lines, start)) if heads else (start, end)
+
+    def overlaps(span: tuple[int, int]) -> bool:
+        return any(span[0] <= end and start <= span[1] for start, end in touch)
+
+    reachable = any(searchable(line) and overlaps(run(k, k))
+                    for k, line in enumerate(lines, start=1))
+    try:
+        blocks = parse_blocks(text, lines, heads=heads)
+    except ProgramSyntaxError:
+        return False
+    return not reachable or any(overlaps(run(b.search.start, b.search.end)) for b in blocks)
+
+
+def _touch_accepts(document: str, text: str, touch: tuple[tuple[int, int], ...],
+                   heads: bool) -> bool:
+    constraint = search_replace_constraint(split_lines(document), "byte", heads=heads,
+                                           touch=touch)
+    return accepted(constraint, text)
+
+
+_ranges = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 3)), min_size=1, max_size=2)
+
+
+@given(head_edits(), _ranges, st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 40),
+                                                 _pieces), max_size=2))
+def test_with_touch_head_blocks_are_accepted_exactly_where_one_reaches_a_range(
+        edit: tuple[str, list[Block]], ranges: list[tuple[int, int]],
+        mutations: list[tuple[int, int, str]]) -> None:
+    document, blocks = edit
+    touch = tuple(sorted((start, start + size) for start, size in ranges))
+    text = render_heads(blocks, document)
+    for at, cut, piece in mutations:
+        at %= len(text) + 1
+        text = text[:at] + piece + text[at + cut:]
+    _agree(document, text, touch, True)
+
+
+def _agree(document: str, text: str, touch: tuple[tuple[int, int], ...], heads: bool) -> None:
+    """The constraint takes every program that reaches a range as the parser reads it, and
+    only programs that parse; where a head line occurs twice, the constraint may read a block
+    at the later one (reaching a range) where the parser takes the first (Aider's rule)."""
+    taken, reaching = (_touch_accepts(document, text, touch, heads),
+                       _touching(document, text, touch, heads))
+    assert taken >= reaching
+    if taken and not reaching:
+        keys = [search_line(line) for line in split_lines(document)]
+        assert parses(document, text, heads=heads) and len(set(keys)) < len(keys)
+
+
+@given(ordered_edits(), _ranges)
+def test_with_touch_line_blocks_are_accepted_exactly_where_one_reaches_a_range(
+        edit: tuple[str, Program], ranges: list[tuple[int, int]]) -> None:
+    document, program = edit
+    touch = tuple(sorted((start, start + size) for start, size in ranges))
+    try:
+        text = render(program, document)
+    except CopygramError:
+        text = ""
+    _agree(document, text, touch, False)
+
+
+def test_with_touch_a_program_may_edit_elsewhere_first_but_must_reach_a_range() -> None:
+    document = ("import os\n\ndef f(x):\n    return x\n\ndef g(y):\n    return y\n\n"
+                "def h(z):\n    return z\n")
+
+    def block(head: str, body: str) -> str:
+        return BLOCK_OPEN + head + DIVIDER + head + body + BLOCK_CLOSE
+
+    f, g, h = (block("def f(x):\n", "    return -x\n"), block("def g(y):\n", "    return -y\n"),
+               block("def h(z):\n", "    return -z\n"))
+    touch = ((6, 7),)  # g
+    assert _touch_accepts(document, g, touch, True)
+    assert _touch_accepts(document, f + g, touch, True) and _touch_accepts(document, g + h,
+                                                                           touch, True)
+    assert not _touch_accepts(document, f, touch, True)
+    assert not _touch_accepts(document, h, touch, True)  # past g: it can never come back
+    assert not _touch_accepts(document, "", touch, True)
+    assert _touch_accepts(document, f, (), True)
+    grammar = document_lark(split_lines(document), heads=True, touch=touch)
+    assert grammar.startswith("start: uf1\n")

@@ -3,8 +3,6 @@ that carries the partial program and the run's stats, never by filling the conte
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -19,9 +17,20 @@ from copygram import (
     Program,
     render,
 )
-from copygram.decode.budgets import REPEAT_LIMIT, Budget, RepeatGuard, token_budget
+from copygram.decode.budgets import (
+    BLOCK_REPEATS,
+    MAX_BLOCK_LINES,
+    REPEAT_LIMIT,
+    Budget,
+    Repeat,
+    RepeatGuard,
+    RunawayGuard,
+    token_budget,
+)
 from copygram.decode.document import EditDocument
 from copygram.decode.stats import RunStats
+from copygram.language.lines import split_lines
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
 from copygram.testing import ScriptedBackend
 
 DOCUMENT = "def f(x):\n    return x + 1\n"
@@ -46,20 +55,47 @@ def test_the_repeat_guard_counts_identical_non_blank_lines_in_a_row() -> None:
     guard = RepeatGuard()
     assert guard.feed(b"x = 1\n" * (REPEAT_LIMIT - 1)) is None
     assert guard.feed(b"\n\n") is None  # blank lines neither count nor reset
-    assert guard.feed(b"x = 1\n") == b"x = 1"
+    assert guard.feed(b"x = 1\n") == Repeat((b"x = 1",), REPEAT_LIMIT)
     other = RepeatGuard()
-    assert other.feed((b"a\n" * (REPEAT_LIMIT - 1) + b"b\n") * 3) is None
+    assert other.feed((b"a\n" * (REPEAT_LIMIT - 1) + b"b\n") * 2) is None
 
 
-@given(st.lists(st.sampled_from([b"a\n", b"b\n", b"\n", b"a", b"\na\n"]), max_size=60))
-def test_the_guard_fires_exactly_when_a_line_repeats_eight_times(chunks: list[bytes]) -> None:
+FUNCTION = b"def f(n):\n    out = []\n\n    return out\n"
+
+
+def test_a_block_written_a_third_time_in_a_row_is_a_loop() -> None:
+    guard = RepeatGuard()
+    assert guard.feed(b"x = 0\n" + FUNCTION * (BLOCK_REPEATS - 1)) is None
+    repeat = guard.feed(FUNCTION)
+    assert repeat == Repeat((b"def f(n):", b"    out = []", b"    return out"), BLOCK_REPEATS)
+    assert str(repeat) == "the model wrote the 3 lines from 'def f(n):' 3 times in a row"
+    # Not where the document holds the block so: the program may copy it.
+    held = RepeatGuard(document=split_lines((b"# three\n" + FUNCTION * 3).decode()))
+    assert held.feed(FUNCTION * 3) is None
+    assert held.feed(FUNCTION) is not None  # a fourth time the document does not hold
+
+
+def _loops(lines: list[bytes]) -> bool:
+    """The guard's rule, spelled out: some prefix ends with a line 8 times in a row, or with a
+    block of 2-64 lines (not all the same) three times in a row."""
+    for end in range(1, len(lines) + 1):
+        seen = lines[:end]
+        if len(seen) >= REPEAT_LIMIT and len(set(seen[-REPEAT_LIMIT:])) == 1:
+            return True
+        for size in range(2, min(MAX_BLOCK_LINES, end // BLOCK_REPEATS) + 1):
+            block = seen[-size:]
+            if len(set(block)) > 1 and seen[-size * BLOCK_REPEATS:] == block * BLOCK_REPEATS:
+                return True
+    return False
+
+
+@given(st.lists(st.sampled_from([b"a\n", b"b\n", b"\n", b"a", b"\na\n", b"c\n"]),
+                max_size=60))
+def test_the_guard_fires_exactly_when_a_line_or_a_block_repeats(chunks: list[bytes]) -> None:
     guard = RepeatGuard()
     fired = any(guard.feed(chunk) is not None for chunk in chunks)
     lines = [line for line in b"".join(chunks).split(b"\n")[:-1] if line.strip()]
-    runs = [1]
-    for previous, line in itertools.pairwise(lines):
-        runs.append(runs[-1] + 1 if line == previous else 1)
-    assert fired == (bool(lines) and max(runs) >= REPEAT_LIMIT)
+    assert fired == _loops(lines)
 
 
 def test_a_model_repeating_a_line_is_stopped_with_its_partial_program() -> None:
@@ -108,3 +144,50 @@ def test_a_draft_may_finish_a_program_past_its_budget() -> None:
     assert edit(31).program == program and edit(40).program == program
     with pytest.raises(LengthError):
         edit(30)
+
+
+RUNAWAY_DOC = ("def a(x):\n    return x\n\n\ndef b(x):\n    return x + 1\n\n\n"
+               "def c(x):\n    return x + 2\n\n\ndef d(x):\n    return x + 3\n")
+
+
+def _head_block(head: str, replacement: str, close: bool = True) -> bytes:
+    text = BLOCK_OPEN + head + DIVIDER + replacement + (BLOCK_CLOSE if close else "")
+    return text.encode()
+
+
+def test_a_head_block_that_retypes_two_units_after_its_own_is_stopped() -> None:
+    lines = split_lines(RUNAWAY_DOC)
+    guard = RunawayGuard(lines)
+    retyped = "def a(x):\n    return -x\n\n\ndef b(x):\n    return x + 1\n\n\n"
+    program = _head_block("def a(x):\n", retyped, close=False)
+    assert guard.feed(program) is None  # one unit after its own: the next one may close it
+    ran = guard.feed(program + b"def c(x):\n")
+    assert ran is not None and "lines 5, 9" in ran
+    # Byte by byte alike, and read again from the start once taken back.
+    again = RunawayGuard(lines)
+    whole = program + b"def c(x):\n"
+    assert [again.feed(whole[:end]) is not None for end in range(1, len(whole) + 1)][-1]
+    again.reset()
+    assert again.feed(program) is None
+
+
+def test_blocks_that_keep_to_their_units_run_on() -> None:
+    lines = split_lines(RUNAWAY_DOC)
+    guard = RunawayGuard(lines)
+    # Each block retypes only its own unit; a later block's head is not a runaway, nor a unit
+    # before the block's own, nor a new function.
+    program = (_head_block("def a(x):\n", "def a(x):\n    return -x\n\n\ndef e(x):\n    pass\n")
+               + _head_block("def c(x):\n", "def b(x):\n    return x + 1\ndef c(x):\n    "
+                             "return 0\n") + _head_block("def d(x):\n", "def d(x):\n    "
+                                                          "return 3\n"))
+    assert guard.feed(program) is None
+
+
+def test_a_session_redoes_a_program_that_runs_away() -> None:
+    retyped = ("def a(x):\n    return -x\n\n\ndef b(x):\n    return x + 1\n\n\n"
+               "def c(x):\n    return x + 2\n\n\ndef d(x):\n    return x + 3\n")
+    backend = ScriptedBackend(RUNAWAY_DOC, reply=_head_block("def a(x):\n", retyped).decode())
+    session = EditSession(backend, on_damage="keep", syntax="search_replace",
+                          search_scope="head", mode="program", touch_named=False)
+    with pytest.raises(GenerationError, match="typed the units at lines 5, 9 again"):
+        session.edit(RUNAWAY_DOC, "Negate a.")

@@ -144,12 +144,20 @@ def test_a_program_that_edits_another_function_than_the_one_named_is_redone() ->
         + BLOCK_CLOSE
     fixed = STATS.replace("    return ordered[middle]\n",
                           "    return (ordered[middle - 1] + ordered[middle]) / 2\n")
-    events = list(session(wrong, fixed).stream(STATS, "Fix median."))
+    # touch_named off: the constraint lets the program end without reaching median.
+    events = list(session(wrong, fixed, touch_named=False).stream(STATS, "Fix median."))
     redo = [e for e in events if isinstance(e, RedoEvent)]
     assert len(redo) == 1 and [d.kind for d in redo[0].result.damage] == ["missed"]
     assert "names median" in redo[0].result.damage[0].detail
     done = events[-1]
     assert isinstance(done, DoneEvent) and done.result.text == fixed
     # Where nothing can be redone, a miss is no refusal: the program's edit stands.
-    kept = session(wrong, fixed, on_damage="keep").edit(STATS, "Fix median.")
+    kept = session(wrong, fixed, on_damage="keep", touch_named=False).edit(STATS, "Fix median.")
     assert kept.damage == () and kept.text != fixed
+    # By default the constraint holds the program to go on to median; this scripted model has
+    # nothing more to write, so its program never ends, and is redone too.
+    events = list(session(wrong, fixed).stream(STATS, "Fix median."))
+    redo = [e for e in events if isinstance(e, RedoEvent)]
+    assert len(redo) == 1 and [d.kind for d in redo[0].result.damage] == ["unfinished"]
+    assert redo[0].result.program_text.startswith(wrong)
+    assert isinstance(events[-1], DoneEvent) and events[-1].result.text == fixed

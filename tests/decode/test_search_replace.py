@@ -12,7 +12,7 @@ from copygram import ConfigError, DoneEvent, Program, SpanEvent, TokenEvent
 from copygram.bench.replay import replay
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.prompt import SearchReplacePromptBuilder
-from copygram.errors import CopygramError
+from copygram.errors import CopygramError, GenerationError
 from copygram.language.block_render import render
 from copygram.language.lines import split_lines
 from copygram.language.resolve import resolve
@@ -299,3 +299,34 @@ def test_program_mode_writes_head_blocks_by_default() -> None:
     assert parse_config({"route": {"engine": "outlines"}}).session.syntax == "lines"
     with pytest.raises(ConfigError, match='engine "outlines" write copy tags: syntax = "lines"'):
         parse_config({"route": {"engine": "outlines", "syntax": "search_replace"}})
+
+
+# -- touch_named: a program held to reach the definitions its instruction names ------------------
+
+def test_a_program_is_held_to_reach_the_definition_its_instruction_names() -> None:
+    head_f = BLOCK_OPEN + "def f(x):\n" + DIVIDER + "def f(x):\n    return x\n" + BLOCK_CLOSE
+    named = session_writing(head_f, search_scope="head").edit(DOCUMENT, "Fix bugs in f.",
+                                                             language="python")
+    assert named.stats.touch_ranges == 1 and named.program_text == head_f
+    # Not where the instruction names no definition, nor without the document's language
+    # (a teacher's replay), nor with touch_named off.
+    session = session_writing(head_f, search_scope="head")
+    assert session.edit(DOCUMENT, "Make it faster.", language="python").stats.touch_ranges == 0
+    assert session.edit(DOCUMENT, "Fix bugs in f.").stats.touch_ranges == 1  # guessed: python
+    off = session_writing(head_f, search_scope="head", touch_named=False)
+    assert off.edit(DOCUMENT, "Fix bugs in f.", language="python").stats.touch_ranges == 0
+    # A model that would end after a block elsewhere is held to go on (this scripted one then
+    # has nothing to write and runs out of budget): its program never stops short of g.
+    with pytest.raises(GenerationError) as caught:
+        session.edit(DOCUMENT, "Fix bugs in g.", language="python")
+    assert caught.value.partial_program.startswith(head_f)
+    assert session_writing(head_f, search_scope="head", touch_named=False).edit(
+        DOCUMENT, "Fix bugs in g.", language="python").program_text == head_f
+
+
+def test_touch_named_needs_blocks() -> None:
+    with pytest.raises(ConfigError, match="touch_named acts on search/replace blocks"):
+        EditSession(ScriptedBackend(DOCUMENT), syntax="lines", touch_named=True,
+                    mode="program")
+    assert EditSession(ScriptedBackend(DOCUMENT), syntax="lines", mode="program").options \
+        .touch_named is False

@@ -9,7 +9,9 @@ The config is read and checked by :mod:`copygram.config` (one reader, one key ch
 adapter makes its own device decision, resolves the model (a catalog name through
 :func:`copygram.catalog.resolve_model`, which fetches it on first use), checks the file and caps
 ``n_ctx`` at the model's trained context, which is also its default, up to 32768
-(:func:`copygram.backends._common.cap_context`).
+(:func:`copygram.backends._common.cap_context`). A backend that can copy its KV cache out
+(llama.cpp) gets a store of recent prompts' snapshots of ``prefix_cache_mb``
+(:mod:`copygram.backends.prefix_store`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 
 from copygram.backends._common import default_threads
 from copygram.backends.base import Backend, BatchProfile, Logits
+from copygram.backends.prefix_store import PrefixStore, Snapshots
 from copygram.config import BACKEND_KEYS, BACKENDS, BackendConfig, parse_backend_config
 from copygram.errors import MissingDependencyError, missing_dependency
 
@@ -60,7 +63,9 @@ def load(config: BackendConfig | Mapping[str, object] | None = None) -> Backend:
     if config.backend == "llamacpp":
         mod = _import("copygram.backends.llamacpp", "llamacpp")
         backend: Backend = mod.LlamaCppBackend.from_config(config)  # type: ignore[attr-defined]
-        return backend
-    mod = _import("copygram.backends.transformers", "transformers")
-    backend = mod.TransformersBackend.from_config(config)  # type: ignore[attr-defined]
+    else:
+        mod = _import("copygram.backends.transformers", "transformers")
+        backend = mod.TransformersBackend.from_config(config)  # type: ignore[attr-defined]
+    if isinstance(backend, Snapshots) and config.prefix_cache_bytes:
+        backend.prefix_store = PrefixStore(config.prefix_cache_bytes)
     return backend

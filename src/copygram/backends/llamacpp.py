@@ -58,6 +58,7 @@ from copygram.backends.llamacpp_build import (
     rows_equal_steps,
 )
 from copygram.backends.llamacpp_rpc import local_gpu
+from copygram.backends.llamacpp_state import SeqState
 from copygram.config import BackendConfig, BatchInvariance, Device
 from copygram.errors import BackendError, missing_dependency
 
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
 
 DEFAULT_N_BATCH = 512
 
-class LlamaCppBackend:
+class LlamaCppBackend(SeqState):
     """A llama.cpp model with one KV-cache sequence that copygram appends to and truncates.
 
     ``splice`` evaluates a span in batches of ``n_batch`` tokens with a logits row requested only
@@ -215,8 +216,6 @@ class LlamaCppBackend:
 
     def _rows_equal_steps(self) -> bool:
         return rows_equal_steps(self.tokenize, self._eval, self.truncate)
-
-    # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
         """Free the batch and the model (idempotent)."""

@@ -10,7 +10,7 @@ from copygram.config import route_arguments
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """``--model``, ``--backend``, ``--n-ctx``, ``--n-threads``, ``--batch-invariant``,
-    ``--cost-curve`` and ``--route`` (repeatable)."""
+    ``--cost-curve``, ``--prefix-cache-mb`` and ``--route`` (repeatable)."""
     parser.add_argument("--model", default="default",
                         help="a catalog model name or a .gguf path (default: the default model)")
     parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
@@ -27,6 +27,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="price forwards on this machine's curve, a kernel.json that "
                              "`copygram bench kernel` wrote (config key cost_curve; default: "
                              "the built-in curve)")
+    parser.add_argument("--prefix-cache-mb", type=int, default=None,
+                        help="llama.cpp: host memory for snapshots of recent prompts' KV (config "
+                             "key prefix_cache_mb; default 512, 0 keeps the live cache alone)")
     parser.add_argument("--route", action="append", default=[], metavar="KEY=VALUE",
                         help="a [route] key for every approach (the baseline's prompt is rewrite "
                              "mode's), the value as in TOML, a bare word as a string; "
@@ -41,6 +44,8 @@ def session_config(args: argparse.Namespace) -> dict[str, object]:
         config["n_ctx"] = args.n_ctx
     if args.n_threads:
         config["n_threads"] = args.n_threads
+    if args.prefix_cache_mb is not None:
+        config["prefix_cache_mb"] = args.prefix_cache_mb
     table: dict[str, object] = {}  # the config's [route] table
     if args.cost_curve:
         table["cost_curve"] = args.cost_curve

@@ -3,7 +3,8 @@ sends them (issue 42, point 4): the time of each edit, cold and warm, for progra
 mode and plain rewriting, side by side in one run, each edit judged by the file's tests.
 
 ``copygram bench repeat --data SRC --model M [--lines 300] [--steps 5] [--chains 1]
-[--approaches program,rewrite-mode,rewrite] [--route prompt_order=document_first] [--json OUT]``
+[--approaches program,rewrite-mode,rewrite] [--route prompt_order=document_first]
+[--interleave] [--prefix-cache-mb N] [--json OUT]``
 
 The chains are :mod:`copygram.bench.chains`' (built from the HumanEvalFix Python rows of any
 split in ``SRC``; every step's reference result passes its tests and its document fails them).
@@ -15,6 +16,10 @@ The approaches share one loaded model and are ``bench quality``'s
   chain has no warm run.
 - **cold**: the cache holds only the approach's document-free prompt prefix (system message and
   worked example: what a server's prefix cache keeps for every request), as for a first edit.
+
+With ``--interleave`` (two chains or more, warm only) the chains' files are edited in turn,
+as an editor switching between them (:func:`run_interleaved`): a warm edit then finds its own
+file's previous prompt only in the backend's snapshots of recent prompts (``prefix_cache_mb``).
 
 Per step, the warm run comes first (its cache is the previous step's last run, which ended on
 that step's prompt and reply whichever condition it was), then the cold one. An approach named
@@ -47,7 +52,7 @@ if TYPE_CHECKING:
     from copygram.backends.base import Backend
 
 __all__ = ["APPROACHES", "CONDITIONS", "Run", "add_arguments", "parse_approaches", "run",
-           "run_chain", "summarise"]
+           "run_chain", "run_interleaved", "summarise"]
 
 APPROACHES = ("program", "rewrite-mode", "rewrite", "auto")
 CONDITIONS = ("warm", "cold")
@@ -106,19 +111,42 @@ def run_chain(rows: Sequence[EditRow], approach: Approach, conditions: Sequence[
                 prime(row)
             elif step == 1 and "cold" not in conditions:
                 warm_up(rows[0])
-            tick = time.perf_counter()
-            text, stats, error = approach(row)
-            seconds = time.perf_counter() - tick
-            runs.append(Run(
-                approach=name, condition=condition, chain=str(row.meta.get("chain", "")),
-                step=step, lines=int(str(row.meta.get("lines", 0))), seconds=round(seconds, 3),
-                prompt_tokens=_int(stats.get("prompt_tokens")),
-                cached_tokens=_int(stats.get("cached_prompt_tokens")),
-                decoded_tokens=_int(stats.get("decoded_tokens")),
-                passed=text is not None and judge(row, text), error=error,
-                redone=str(stats.get("redone") or "")))
+            runs.append(_timed(row, step, approach, name, condition, judge))
             report(runs[-1])
     return runs
+
+
+def run_interleaved(chains: Sequence[Sequence[EditRow]], approach: Approach, *, name: str,
+                    judge: Callable[[EditRow, str], bool], warm_up: Callable[[EditRow], None],
+                    report: Callable[[Run], None] = lambda _: None) -> list[Run]:
+    """The chains' steps in turn (the second step of each chain, then the third of each, ...),
+    warm only, as an editor switching between files: each chain's first prompt is put in the
+    cache untimed, in turn, and each edit then finds in the live cache the other chain's last
+    edit, and its own file's previous prompt only where the backend's prefix store kept a
+    snapshot of it (``prefix_cache_mb``; 0 makes every such edit a cold one)."""
+    for rows in chains:
+        warm_up(rows[0])
+    runs: list[Run] = []
+    for step in range(1, max(len(rows) for rows in chains)):
+        for rows in chains:
+            if step < len(rows):
+                runs.append(_timed(rows[step], step, approach, name, "warm", judge))
+                report(runs[-1])
+    return runs
+
+
+def _timed(row: EditRow, step: int, approach: Approach, name: str, condition: str,
+           judge: Callable[[EditRow, str], bool]) -> Run:
+    tick = time.perf_counter()
+    text, stats, error = approach(row)
+    seconds = time.perf_counter() - tick
+    return Run(approach=name, condition=condition, chain=str(row.meta.get("chain", "")),
+               step=step, lines=int(str(row.meta.get("lines", 0))), seconds=round(seconds, 3),
+               prompt_tokens=_int(stats.get("prompt_tokens")),
+               cached_tokens=_int(stats.get("cached_prompt_tokens")),
+               decoded_tokens=_int(stats.get("decoded_tokens")),
+               passed=text is not None and judge(row, text), error=error,
+               redone=str(stats.get("redone") or ""))
 
 
 def _prompt_cacher(backend: Backend, prompt: Callable[[str, str], str],
@@ -206,6 +234,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              ":cold (default: program,rewrite-mode,rewrite, both conditions)")
     parser.add_argument("--test-timeout", type=float, default=20.0,
                         help="seconds a step's tests may run (default 20)")
+    parser.add_argument("--interleave", action="store_true",
+                        help="with --chains 2 or more: edit the chains' files in turn, warm "
+                             "only, as an editor switching between files (run_interleaved)")
     parser.add_argument("--json", default=None, help="write every run and the summary here")
 
 
@@ -224,6 +255,9 @@ def run(args: argparse.Namespace) -> int:
     from copygram.session import EditSession
 
     approaches = parse_approaches(args.approaches)
+    if args.interleave and (args.chains < 2 or any(c != ("warm",) for c in approaches.values())):
+        raise ConfigError("--interleave edits two or more files in turn, warm: give --chains 2 "
+                          "or more and every approach as NAME:warm")
     for option in ("lines", "steps", "chains"):
         if getattr(args, option) < 1:
             raise ConfigError(f"--{option} must be >= 1, got {getattr(args, option)}")
@@ -253,10 +287,17 @@ def run(args: argparse.Namespace) -> int:
         return run_tests(row, text, timeout_s=args.test_timeout).passed
 
     runs: list[Run] = []
-    for chain in chains:
-        rows = [_edit_row(r) for r in chain]
+    all_rows = [[_edit_row(r) for r in chain] for chain in chains]
+    for rows in all_rows:
         print(f"chain {rows[0].meta['chain']}: {rows[0].meta['lines']} lines, "
               f"{len(rows)} steps", file=sys.stderr)
+    if args.interleave:
+        for name in approaches:
+            approach, prompt = by_name[name]
+            runs += run_interleaved(all_rows, approach, name=name, judge=judge,
+                                    warm_up=_prompt_cacher(program.backend, prompt),
+                                    report=_print_run)
+    for rows in all_rows if not args.interleave else []:
         for name, conditions in approaches.items():
             approach, prompt = by_name[name]
             runs += run_chain(rows, approach, conditions, name=name,

@@ -66,6 +66,7 @@ from copygram.config.options import (
     program_retry_unchanged,
     program_search_scope,
     program_syntax,
+    program_touch_named,
     route_keys,
     session_keys,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "program_retry_unchanged",
     "program_search_scope",
     "program_syntax",
+    "program_touch_named",
     "read_config",
     "route_arguments",
 ]

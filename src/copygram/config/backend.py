@@ -47,6 +47,10 @@ class BackendConfig:
     # llama.cpp RPC servers ("host:port", each a `copygram rpc-server`) that hold the model's
     # layers, split by their free memory: a model too large for this machine (docs/scale.md).
     rpc_servers: tuple[str, ...] = ()
+    # Host memory (MiB) for snapshots of recent prompts' KV beside the live cache, restored when
+    # a prompt shares more with one of them (backends.prefix_store). None: the backend's default
+    # (llama.cpp 512; Transformers has none: 0).
+    prefix_cache_mb: int | None = None
     # A batched forward's rows equal one-token steps bit for bit (llama.cpp on a CPU): the
     # output of drafted decoding is then plain greedy's on every run (docs/config.md). "auto":
     # where the build and device give it at no cost, checked when the model loads.
@@ -59,7 +63,7 @@ class BackendConfig:
         if isinstance(self.backend, dict):  # a TOML [backend] table
             raise ConfigError(
                 "config key 'backend' is a table; write the backend keys (backend, model, "
-                "device, dtype, n_ctx, n_threads, rpc_servers) at the top level of the config, and "
+                "device, dtype, n_ctx, n_threads, rpc_servers, prefix_cache_mb) at the top level of the config, and "
                 "batch_invariant and cost_curve in its [route] table"
             )
         backend = check_choice("backend", self.backend, BACKENDS)
@@ -90,10 +94,16 @@ class BackendConfig:
             "n_threads": (None if self.n_threads is None
                           else check_int("n_threads", self.n_threads, minimum=1)),
             "rpc_servers": servers,
+            "prefix_cache_mb": _check_prefix_cache(self.prefix_cache_mb, backend),
             "batch_invariant": invariant,
             "cost_curve": None if self.cost_curve is None else _check_cost_curve(self.cost_curve),
         }
         normalise(self, checked)
+
+    @property
+    def prefix_cache_bytes(self) -> int:
+        """``prefix_cache_mb`` in bytes (resolved: never ``None`` once checked)."""
+        return (self.prefix_cache_mb or 0) << 20
 
     @property
     def is_catalog_model(self) -> bool:
@@ -177,3 +187,18 @@ def _check_model(value: object, backend: str) -> str:
     close = difflib.get_close_matches(value, [*catalog.model_names(), *catalog.ALIASES], n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise invalid("model", value, allowed + hint)
+
+
+DEFAULT_PREFIX_CACHE_MB: Final = 512
+"""llama.cpp's ``prefix_cache_mb`` where the config sets none: ~18k prompt tokens of
+Qwen2.5-Coder-1.5B's KV (28 KiB a token), a few recent prompts of files of real size."""
+
+
+def _check_prefix_cache(value: object, backend: str) -> int:
+    if value is None:
+        return DEFAULT_PREFIX_CACHE_MB if backend == "llamacpp" else 0
+    mb = check_int("prefix_cache_mb", value, minimum=0, note=" (0 keeps the live cache alone)")
+    if mb and backend != "llamacpp":
+        raise invalid("prefix_cache_mb", mb, "0 with backend 'transformers' (snapshots of the "
+                      "KV cache exist for llama.cpp; Transformers keeps its live cache alone)")
+    return mb

@@ -34,9 +34,19 @@ from copygram.config.checks import (
 from copygram.errors import ConfigError
 from copygram.language.formats import default_syntax, get_format
 
-__all__ = ["AUTO_REWRITE_LANGUAGES", "AUTO_REWRITE_TOKENS", "ROUTE", "SessionConfig",
-           "check_syntax_options", "normalise", "program_retry_unchanged",
-           "program_search_scope", "program_syntax", "route_keys"]
+__all__ = [
+    "AUTO_REWRITE_LANGUAGES",
+    "AUTO_REWRITE_TOKENS",
+    "ROUTE",
+    "SessionConfig",
+    "check_syntax_options",
+    "normalise",
+    "program_retry_unchanged",
+    "program_search_scope",
+    "program_syntax",
+    "program_touch_named",
+    "route_keys",
+]
 
 ROUTE: Final[Mapping[str, bool]] = {"route": True}
 """The metadata of a research-route field: written in the config's ``[route]`` table."""
@@ -57,7 +67,7 @@ the dev split's HumanEvalFix Java rows program mode passed 2/10 against the rewr
 # The options whose default depends on others (the syntax on the engine, the scope and the
 # retries on the syntax): "" or None until resolved, and resolved afresh by
 # SessionConfig.replace.
-_RESOLVED: Final = ("syntax", "search_scope", "retry_unchanged")
+_RESOLVED: Final = ("syntax", "search_scope", "retry_unchanged", "touch_named")
 
 
 def program_syntax(syntax: object, engine: str) -> str:
@@ -86,6 +96,15 @@ def program_retry_unchanged(retry_unchanged: object, syntax: str) -> bool:
     if retry_unchanged is None:
         return get_format(syntax).retries_unchanged
     return check_flag("retry_unchanged", retry_unchanged)
+
+
+def program_touch_named(touch_named: object, syntax: str) -> bool:
+    """``touch_named`` checked, or, when it is ``None``, the syntax's own
+    (``ProgramFormat.touches_named``: on for blocks, docs/quality.md; off for copy tags, whose
+    grammar names line numbers, not runs)."""
+    if touch_named is None:
+        return get_format(syntax).touches_named
+    return check_flag("touch_named", touch_named)
 
 
 def check_syntax_options(options: SessionConfig) -> None:
@@ -152,6 +171,9 @@ class SessionConfig:
     # Syntax "search_replace": a block that changes nothing is written again from the model's
     # most likely change (None: on for blocks; decode.unchanged)
     retry_unchanged: bool | None = field(default=None, metadata=ROUTE)
+    # Syntax "search_replace": where the instruction targets definitions of the document, some
+    # block must reach one (None: on for blocks; language.targets.named_regions)
+    touch_named: bool | None = field(default=None, metadata=ROUTE)
     # Greedy choices read from batched rows within this margin are re-decided with a one-token
     # step (None: the backend's measured BatchProfile.step_tolerance)
     tie_tolerance: float | None = field(default=None, metadata=ROUTE)
@@ -196,6 +218,7 @@ class SessionConfig:
             "body_heads": check_flag("body_heads", self.body_heads),
             "search_plan": check_flag("search_plan", self.search_plan),
             "retry_unchanged": program_retry_unchanged(self.retry_unchanged, syntax),
+            "touch_named": program_touch_named(self.touch_named, syntax),
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "auto_rewrite_tokens": check_int("auto_rewrite_tokens", self.auto_rewrite_tokens,
                                              minimum=0, note=" (0: mode auto always programs)"),
@@ -212,7 +235,8 @@ class SessionConfig:
     def replace(self, **changes: object) -> SessionConfig:
         """These options with ``changes`` (option names as keywords), checked. An option left to
         its default that depends on others (``syntax`` on ``engine``; ``search_scope`` and
-        ``retry_unchanged`` on ``syntax``) takes the default of the new values. Microseconds."""
+        ``retry_unchanged`` and ``touch_named`` on ``syntax``) takes the default of the new
+        values. Microseconds."""
         names = session_keys()
         unknown = sorted(set(changes) - set(names))
         if unknown:

@@ -46,12 +46,14 @@ def compile_constraint(
     search_scope: str | None = None,
     plan: bool = False,
     body_heads: bool = True,
+    touch: Sequence[tuple[int, int]] = (),
 ) -> Constraint:
     """A fresh :class:`Constraint` for editing ``document`` (text, or its split lines) in
     ``syntax``: copy tags (``"lines"``, ``"compact"``) or search/replace blocks
     (``"search_replace"``, program mode's default: head blocks unless ``search_scope`` says
     ``"lines"`` or ``"unit"``; ``plan``: a ``Plan:`` line before the blocks; ``body_heads``
-    false: no head block heads with a line inside a function's body).
+    false: no head block heads with a line inside a function's body; ``touch``: line ranges of
+    which some block's run must overlap one, the definitions an instruction names, blocks only).
 
     ``tokenizer`` is a copygram Backend, a Hugging Face fast tokenizer, an
     ``llguidance.LLTokenizer`` or ``"byte"``. Costs: the vocabulary view is built once per
@@ -89,8 +91,11 @@ def compile_constraint(
     # Blocks always keep the document's order, whatever ``ordered`` says (it is the tags').
     program_format.check(_Checked(engine=engine, copy_to_end=to_end, search_plan=plan,
                                   search_scope=search_scope or program_format.default_scope))
+    if touch and program_format.family != "blocks":
+        raise ConfigError("touch acts on search/replace blocks; copy tags name their lines")
     return _BUILDERS[program_format.family](document, tokenizer, engine, syntax, n_lines,
-                                            ordered, to_end, plan, search_scope, body_heads)
+                                            ordered, to_end, plan, search_scope, body_heads,
+                                            touch)
 
 
 @dataclass(frozen=True)
@@ -106,11 +111,13 @@ class _Checked:
     line_view: str = "pipe"
     merge_retyped: bool = False
     retry_unchanged: bool | None = None
+    touch_named: bool | None = None
 
 
 def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
           n_lines: int, ordered: bool, to_end: bool, plan: bool,
-          search_scope: str | None, body_heads: bool) -> Constraint:
+          search_scope: str | None, body_heads: bool,
+          touch: Sequence[tuple[int, int]]) -> Constraint:
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, literal_bytes(syntax))
     if engine == "llguidance":
@@ -126,13 +133,14 @@ def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: st
 
 def _blocks(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
             n_lines: int, ordered: bool, to_end: bool, plan: bool,
-            search_scope: str | None, body_heads: bool) -> Constraint:
+            search_scope: str | None, body_heads: bool,
+            touch: Sequence[tuple[int, int]]) -> Constraint:
     from copygram.constraints.search_replace import search_replace_constraint
 
     lines = split_lines(document) if isinstance(document, str) else document
     return search_replace_constraint(lines, tokenizer, plan,
                                      heads=(search_scope or "head") == "head",
-                                     body_heads=body_heads)
+                                     body_heads=body_heads, touch=touch)
 
 
 _BUILDERS: dict[Family, Callable[..., Constraint]] = {"tags": _tags, "blocks": _blocks}

@@ -12,6 +12,15 @@ unit it opens (:func:`~copygram.language.units.unit_end`)::
 
     a_k: L_k TAIL f_{u(k)+1} | a_{k+1}
 
+With ``touch`` (line ranges: the definitions an instruction names, ``touch_named``), the rules
+come twice: ``uf_k``/``ua_k`` (and ``ur_k``) before a block's run has overlapped a range, with no
+empty program and no head past the last line from which a range can still be reached, and the
+rules above once one has::
+
+    uf_k: OPEN ua_k
+    ua_k: L_k TAIL f_{u(k)+1} | ua_{k+1}       the unit of k overlaps a range
+    ua_k: L_k TAIL uf_{u(k)+1} | ua_{k+1}      it does not
+
 ``L_k`` is line k as a search part writes it; ``TAIL`` is the divider, the replacement (lines,
 none reading ``>>>>>>> REPLACE``, nor ``=======`` or ``<<<<<<< SEARCH`` unless the document has
 such a line: the format's markup never reaches the file) and the closing marker as one lexeme,
@@ -99,12 +108,14 @@ def _literal(text: str) -> str:
 
 
 def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
-                  body_heads: bool = True) -> str:
+                  body_heads: bool = True, touch: Sequence[tuple[int, int]] = ()) -> str:
     """The per-document grammar (module doc) for the document ``lines`` (split with endings);
     with ``plan``, the program opens with one ``Plan:`` line of the model's words (at most
     :data:`MAX_PLAN_CHARS` after the prefix) before its blocks; with ``heads``, a search part is
     one head line and its block replaces the unit (module doc); without ``body_heads``, no head
-    is a line inside a function's body (:func:`~copygram.language.units.body_lines`)."""
+    is a line inside a function's body (:func:`~copygram.language.units.body_lines`); with
+    ``touch`` (line ranges, 1-based and inclusive), some block's run must overlap one of them
+    (:func:`_untouched_rules`; where no run can, the grammar is the one without ``touch``)."""
     n = len(lines)
     inside = body_lines(lines) if heads and not body_heads else frozenset()
     ok = [False] + [searchable(line) and k not in inside
@@ -113,7 +124,9 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
     has_run = [False] * (n + 2)
     for k in range(n, 0, -1):
         has_run[k] = ok[k] or has_run[k + 1]
-    rules = ["start: " + ("PLAN " if plan else "") + ("f1" if has_run[1] else '""')]
+    untouched = _untouched_rules(lines, ok, has_run, heads, touch) if touch else []
+    first = "uf1" if untouched else "f1" if has_run[1] else '""'
+    rules = ["start: " + ("PLAN " if plan else "") + first, *untouched]
     for k in range(1, n + 1):
         if has_run[k]:
             rules.append(f"f{k}: (OPEN a{k})?")
@@ -141,6 +154,62 @@ def _after_head(k: int, has_run: Sequence[bool], lines: Sequence[str]) -> str:
     return f"TAIL f{following}" if has_run[following] else "TAIL"
 
 
+def _untouched_rules(lines: Sequence[str], ok: Sequence[bool], has_run: Sequence[bool],
+                     heads: bool, touch: Sequence[tuple[int, int]]) -> list[str]:
+    """The rules of the program before a block's run has overlapped a ``touch`` range: the same
+    blocks (``uf_k``, ``ua_k``, and without heads ``ur_k``: a run so far clear of them), but no
+    end, and no block whose run takes the cursor past the last line from which a run can still
+    reach one; a block whose run overlaps one goes on in the grammar's own rules (``f_k``,
+    ``r_k``). Empty where no run can overlap one. Linear in the document."""
+    n = len(lines)
+    hit = [False] * (n + 2)
+    for start, end in touch:
+        for k in range(max(1, start), min(n, end) + 1):
+            hit[k] = True
+    hits_before = [0] * (n + 2)  # hits_before[k]: touched lines among 1..k-1
+    for k in range(1, n + 1):
+        hits_before[k + 1] = hits_before[k] + hit[k]
+    # ua[k]: a block may start at line k or later and the program still reach a range;
+    # ur[k] (without heads): a run that ends at line k so far clear of every range may still.
+    ua = [False] * (n + 2)
+    ur = [False] * (n + 2)
+    ends = {k: unit_end(lines, k) for k in range(1, n + 1) if heads and ok[k]}
+    for k in range(n, 0, -1):
+        if heads:
+            reach = ok[k] and (hits_before[ends[k] + 1] > hits_before[k] or ua[ends[k] + 1])
+        else:
+            ur[k] = (k < n and ok[k + 1] and (hit[k + 1] or ur[k + 1])) or ua[k + 1]
+            reach = ok[k] and (hit[k] or ur[k])
+        ua[k] = reach or ua[k + 1]
+    if not ua[1]:
+        return []
+    rules: list[str] = []
+    for k in range(1, n + 1):
+        if not ua[k]:
+            continue
+        rules.append(f"uf{k}: OPEN ua{k}")
+        starts = []
+        line = _literal(search_line(lines[k - 1]))
+        if heads and ok[k]:
+            following = ends[k] + 1
+            if hits_before[following] > hits_before[k]:
+                starts.append(f"{line} {_after_head(k, has_run, lines)}")
+            elif ua[following]:
+                starts.append(f"{line} TAIL uf{following}")
+        elif not heads and ok[k] and (hit[k] or ur[k]):
+            starts.append(f"{line} {'r' if hit[k] else 'ur'}{k}")
+        if ua[k + 1]:
+            starts.append(f"ua{k + 1}")
+        rules.append(f"ua{k}: " + " | ".join(starts))
+        if not heads and ok[k] and ur[k]:
+            nxt = k + 1
+            goes_on = ([f"{_literal(search_line(lines[k]))} {'r' if hit[nxt] else 'ur'}{nxt}"]
+                       if k < n and ok[nxt] and (hit[nxt] or ur[nxt]) else [])
+            ends_here = [f"TAIL uf{nxt}"] if ua[nxt] else []
+            rules.append(f"ur{k}: " + " | ".join(goes_on + ends_here))
+    return rules
+
+
 @dataclass(frozen=True, eq=False)
 class SearchReplaceGrammar:
     """The compiled grammar for one document text and vocabulary; :meth:`new_constraint` per
@@ -157,15 +226,18 @@ class SearchReplaceGrammar:
 
 @functools.lru_cache(maxsize=16)
 def compile_search_replace(vocab: Vocab, lines: tuple[str, ...], plan: bool = False,
-                           heads: bool = False, body_heads: bool = True) -> SearchReplaceGrammar:
+                           heads: bool = False, body_heads: bool = True,
+                           touch: tuple[tuple[int, int], ...] = ()) -> SearchReplaceGrammar:
     """Build and compile the grammar of ``lines`` (cached per document text, vocabulary,
-    ``plan``, ``heads`` and ``body_heads``)."""
-    grammar = document_lark(lines, plan, heads, body_heads)
+    ``plan``, ``heads``, ``body_heads`` and ``touch``)."""
+    grammar = document_lark(lines, plan, heads, body_heads, touch)
     # At a run's first line every later line is a candidate, so an Earley row holds ~2 items per
     # line: llguidance's default cap (2000 items) would stop at ~1000 lines.
     n = len(lines)
-    limits = llguidance.LLParserLimits(max_items_in_row=max(2000, 3 * n + 64),
-                                       step_max_items=max(50_000, 30 * n))
+    # With ``touch`` the rules come twice (before and after a run has reached a range).
+    copies = 2 if touch else 1
+    limits = llguidance.LLParserLimits(max_items_in_row=max(2000, 3 * copies * n + 64),
+                                       step_max_items=max(50_000, 30 * copies * n))
     template = llguidance.LLMatcher(vocab.ll_tokenizer, llguidance.grammar_from("lark", grammar),
                                     log_level=0, limits=limits)
     if template.is_error():
@@ -230,18 +302,20 @@ class SearchReplaceConstraint(ProgramState):
 
 
 def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: bool = False,
-                              heads: bool = False,
-                              body_heads: bool = True) -> SearchReplaceConstraint:
+                              heads: bool = False, body_heads: bool = True,
+                              touch: Sequence[tuple[int, int]] = ()) -> SearchReplaceConstraint:
     """A fresh constraint for search/replace programs over the document ``lines``; ``tokenizer``
     as :func:`~copygram.constraints.compile_constraint` takes it; ``plan``: the program opens
     with a ``Plan:`` line; ``heads``: search parts are head lines; ``body_heads``: a head may be
-    a line inside a function's body (:func:`document_lark`)."""
+    a line inside a function's body; ``touch``: line ranges of which some block's run must
+    overlap one (:func:`document_lark`)."""
     from copygram.constraints.guard import check_vocab_covers
     from copygram.constraints.vocab import vocab_for
 
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, "".join(sorted(set(BLOCK_OPEN + DIVIDER + BLOCK_CLOSE))).encode())
-    return compile_search_replace(vocab, tuple(lines), plan, heads, body_heads).new_constraint()
+    return compile_search_replace(vocab, tuple(lines), plan, heads, body_heads,
+                                  tuple((int(a), int(b)) for a, b in touch)).new_constraint()
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",

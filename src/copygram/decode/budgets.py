@@ -3,13 +3,22 @@ writing the same line again and again (small models loop; an edit must end in bo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from copygram.decode.document import EditDocument
+from copygram.language.search_replace import BLOCK_OPEN, DIVIDER, BlockScanner, search_line
+from copygram.language.units import unit_end
 
 REPEAT_LIMIT = 8
 """Identical non-blank lines in a row that end a run: no edit writes a line eight times over."""
+BLOCK_REPEATS = 3
+"""Times in a row a block of several non-blank lines may be written before a run ends (where
+the document does not hold it so): a model that writes a function a third time is looping."""
+MAX_BLOCK_LINES = 64
+"""The longest block (non-blank lines) the guard looks for."""
+_KEPT = MAX_BLOCK_LINES * BLOCK_REPEATS
 
 
 @dataclass(frozen=True)
@@ -34,30 +43,145 @@ def token_budget(document: EditDocument, prompt_tokens: int, context_length: int
     return wanted if wanted.tokens <= room else Budget(room, "context")
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """What a looping model wrote again and again: ``lines`` (non-blank, without endings),
+    ``times`` in a row."""
+
+    lines: tuple[bytes, ...]
+    times: int
+
+    def __str__(self) -> str:
+        first = self.lines[0].decode("utf-8", "replace")
+        if len(self.lines) == 1:
+            return f"the model wrote the line {first!r} {self.times} times in a row"
+        return (f"the model wrote the {len(self.lines)} lines from {first!r} {self.times} times "
+                "in a row")
+
+
 class RepeatGuard:
-    """Watches the program text, byte by byte, for :data:`REPEAT_LIMIT` identical non-blank
-    lines in a row (blank lines between them do not count). O(1) per byte."""
+    """Watches the program text, byte by byte, for a model that loops: :data:`REPEAT_LIMIT`
+    identical non-blank lines in a row, or a block of 2 to :data:`MAX_BLOCK_LINES` non-blank
+    lines written :data:`BLOCK_REPEATS` times in a row (a function written again and again)
+    where the ``document`` (its lines) does not hold it so. Blank lines between them do not
+    count. O(1) per byte, and at each line end at most :data:`MAX_BLOCK_LINES` line comparisons
+    (the document is searched only when a block repeats)."""
 
-    def __init__(self, limit: int = REPEAT_LIMIT) -> None:
+    def __init__(self, limit: int = REPEAT_LIMIT, document: Sequence[str] = ()) -> None:
         self.limit = limit
+        self.document = document
         self._line = bytearray()
-        self._last = b""
+        self._recent: list[bytes] = []  # the last non-blank lines, newest last
         self._count = 0
+        self._held: list[bytes] | None = None  # the document's non-blank lines, when needed
 
-    def feed(self, data: bytes) -> bytes | None:
-        """Take the next bytes of program text; the repeated line once it hits the limit."""
+    def feed(self, data: bytes) -> Repeat | None:
+        """Take the next bytes of program text; what repeats once it hits a limit."""
         for byte in data:
             if byte != 0x0A:
                 self._line.append(byte)
                 continue
-            line, self._line = bytes(self._line), bytearray()
+            line, self._line = bytes(self._line).rstrip(b"\r"), bytearray()
             if not line.strip():
                 continue
-            self._count = self._count + 1 if line == self._last else 1
-            self._last = line
+            recent = self._recent
+            self._count = self._count + 1 if recent and line == recent[-1] else 1
+            recent.append(line)
+            if len(recent) > 2 * _KEPT:
+                del recent[:-_KEPT]
             if self._count >= self.limit:
-                return line
+                return Repeat((line,), self._count)
+            if (block := self._block()) is not None:
+                return block
+        return None
+
+    def _block(self) -> Repeat | None:
+        recent = self._recent
+        for size in range(2, min(MAX_BLOCK_LINES, len(recent) // BLOCK_REPEATS) + 1):
+            if recent[-1] != recent[-1 - size]:
+                continue
+            tail = recent[len(recent) - size * BLOCK_REPEATS:]
+            block = tail[-size:]
+            if len(set(block)) > 1 and tail == block * BLOCK_REPEATS and not self._holds(tail):
+                return Repeat(tuple(block), BLOCK_REPEATS)
+        return None
+
+    def _holds(self, run: list[bytes]) -> bool:
+        """Whether the document has the non-blank lines ``run`` in a row (so a replacement
+        that copies them is not looping)."""
+        if self._held is None:
+            self._held = [text for line in self.document
+                          if (text := line.rstrip("\r\n").encode()).strip()]
+        held, size = self._held, len(run)
+        return any(held[start : start + size] == run
+                   for start in range(len(held) - size + 1) if held[start] == run[0])
+
+
+RUNAWAY_UNITS = 2
+"""Units after its own whose first lines a head block's replacement may type again before the
+run is stopped (:class:`RunawayGuard`)."""
+
+
+class RunawayGuard:
+    """Watches a head-block program (``search_scope = "head"``) for a replacement that writes on
+    past the unit its head opens and types the units after it again: once a replacement holds,
+    in their order, the first lines of :data:`RUNAWAY_UNITS` units that follow its own in the
+    document, the run stops. Read as written such a block defines those units twice, so the
+    program would be redone in rewrite mode anyway (:mod:`copygram.decode.checked`); a small
+    model that starts to retype a file of real size from its first head otherwise spends
+    minutes on it first. A program that means to move units above its head is stopped too, and
+    rewritten. Costs O(1) per byte; the document's unit heads are read once (a unit scan)."""
+
+    def __init__(self, lines: Sequence[str], limit: int = RUNAWAY_UNITS) -> None:
+        self.limit = limit
+        self._lines = lines
+        self._heads: dict[bytes, list[int]] = {}  # a unit's first line -> where it occurs
+        for number, line in enumerate(lines, start=1):
+            if unit_end(lines, number) > number:
+                self._heads.setdefault(search_line(line).encode(), []).append(number)
+        self._scanner = BlockScanner()
+        self.reset()
+
+    def reset(self) -> None:
+        """Read the program from its start at the next :meth:`feed` (it was taken back)."""
+        self._scanner.reset()
+        self._cursor = 1  # where the open block's head may be: after the blocks before it
+        self._run_end = 0  # the open block's unit's last line (0: no replacement open)
+        self._seen: list[int] = []  # units after the run whose first line it typed again
+        self._line = 0  # the program byte where the next replacement line to read starts
+
+    def feed(self, program: bytes | bytearray) -> str | None:
+        """Read the ``program`` (the whole of it so far; taken back, read anew); what ran away,
+        in words, once the replacement retypes its limit of units."""
+        if len(program) < self._line:
+            self.reset()
+        closed = len(self._scanner.spans)
+        self._scanner.advance(program)
+        if len(self._scanner.spans) > closed:  # a block closed: the next head comes after it
+            self._cursor, self._run_end, self._seen = max(self._cursor, self._run_end + 1), 0, []
+        divider = self._scanner.divider
+        if divider is None:
+            return None
+        if not self._run_end:
+            opened = self._scanner.opened
+            assert opened is not None
+            head = bytes(program[opened + len(BLOCK_OPEN):divider])
+            start = next((k for k in self._heads.get(head, []) if k >= self._cursor), None)
+            self._run_end = unit_end(self._lines, start) if start else len(self._lines)
+            self._line = divider + len(DIVIDER)
+        while (newline := program.find(b"\n", self._line)) >= 0:
+            line = bytes(program[self._line : newline + 1])
+            self._line = newline + 1
+            after = max(self._seen, default=self._run_end)
+            found = next((k for k in self._heads.get(line, []) if k > after), None)
+            if found is not None:
+                self._seen.append(found)
+                if len(self._seen) >= self.limit:
+                    return (f"a head block wrote on past its unit (lines up to "
+                            f"{self._run_end}) and typed the units at lines "
+                            f"{', '.join(map(str, self._seen))} again")
         return None
 
 
-__all__ = ["REPEAT_LIMIT", "Budget", "RepeatGuard", "token_budget"]
+__all__ = ["BLOCK_REPEATS", "MAX_BLOCK_LINES", "REPEAT_LIMIT", "RUNAWAY_UNITS", "Budget", "Repeat",
+           "RepeatGuard", "RunawayGuard", "token_budget"]

@@ -36,11 +36,12 @@ __all__ = ["DecodeFormat", "decode_format", "prompt_builder"]
 class DecodeFormat(Protocol):
     """A format as the decode loop uses it, for one session's options."""
 
-    def constraint(self, setup: EditSetup,
-                   lines: Sequence[str]) -> tuple[Constraint, OpReader | None]:
+    def constraint(self, setup: EditSetup, lines: Sequence[str],
+                   touch: Sequence[tuple[int, int]] = ()) -> tuple[Constraint, OpReader | None]:
         """A fresh constraint for the document ``lines`` and the reader of its ops (``None``
-        where the program is read once complete). Costs: the grammar's (milliseconds, cached),
-        and on a backend's first call its vocabulary view (seconds: ``prepare``)."""
+        where the program is read once complete); ``touch``: line ranges of which some block
+        must reach one (blocks only: ``touch_named``). Costs: the grammar's (milliseconds,
+        cached), and on a backend's first call its vocabulary view (seconds: ``prepare``)."""
         ...
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
@@ -58,14 +59,15 @@ class DecodeFormat(Protocol):
         ...
 
 
-def _constraint(setup: EditSetup, lines: Sequence[str]) -> Constraint:
+def _constraint(setup: EditSetup, lines: Sequence[str],
+                touch: Sequence[tuple[int, int]] = ()) -> Constraint:
     from copygram.constraints import compile_constraint
 
     o = setup.options
     return compile_constraint(lines, setup.backend, engine=o.engine, syntax=o.syntax,
                               ordered=o.ordered_copies, to_end=o.copy_to_end,
                               search_scope=o.search_scope, plan=o.search_plan,
-                              body_heads=o.body_heads)
+                              body_heads=o.body_heads, touch=touch)
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,9 @@ class _Tags:
 
     options: SessionConfig
 
-    def constraint(self, setup: EditSetup,
-                   lines: Sequence[str]) -> tuple[Constraint, OpReader | None]:
-        return _constraint(setup, lines), OpReader(get_syntax(self.options.syntax))
+    def constraint(self, setup: EditSetup, lines: Sequence[str],
+                   touch: Sequence[tuple[int, int]] = ()) -> tuple[Constraint, OpReader | None]:
+        return _constraint(setup, lines, touch), OpReader(get_syntax(self.options.syntax))
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
                 constraint: Constraint, reader: OpReader | None) -> DraftSource | None:
@@ -104,9 +106,9 @@ class _Blocks:
 
     options: SessionConfig
 
-    def constraint(self, setup: EditSetup,
-                   lines: Sequence[str]) -> tuple[Constraint, OpReader | None]:
-        return _constraint(setup, lines), None
+    def constraint(self, setup: EditSetup, lines: Sequence[str],
+                   touch: Sequence[tuple[int, int]] = ()) -> tuple[Constraint, OpReader | None]:
+        return _constraint(setup, lines, touch), None
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
                 constraint: Constraint, reader: OpReader | None) -> DraftSource | None:

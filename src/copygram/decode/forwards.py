@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from copygram.backends.prefix_store import Snapshots, shared_prefix
 from copygram.decode.sampling import top2_margin
 from copygram.decode.stats import RunStats
 
@@ -106,15 +107,21 @@ class Forwards:
 
 def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
     """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
-    message and worked example are the same for every edit). Returns the logits after it and
-    how many tokens the splice appended."""
+    message and worked example are the same for every edit), or a snapshot of a recent prompt
+    holds, where the backend keeps them (:mod:`copygram.backends.prefix_store`). Returns the
+    logits after it and how many tokens the splice appended."""
     cached = backend.cached_ids
-    common = 0
-    limit = min(len(cached), len(prompt_ids) - 1)  # splice at least one token for logits
-    while common < limit and cached[common] == prompt_ids[common]:
-        common += 1
+    # Splice at least one token, for the logits after the prompt.
+    common = shared_prefix(cached, prompt_ids, len(prompt_ids) - 1)
+    store = backend.prefix_store if isinstance(backend, Snapshots) else None
+    if store is not None:
+        assert isinstance(backend, Snapshots)
+        common = store.reuse(backend, cached, prompt_ids, common)
     backend.truncate(common)
-    return backend.splice(prompt_ids[common:]), len(prompt_ids) - common
+    logits = backend.splice(prompt_ids[common:])
+    if store is not None:
+        store.prompted(prompt_ids)
+    return logits, len(prompt_ids) - common
 
 
 __all__ = ["Forwards", "prefill"]

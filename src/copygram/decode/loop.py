@@ -34,7 +34,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from copygram.decode.budgets import Budget, token_budget
+from copygram.decode.budgets import Budget, RunawayGuard, token_budget
 from copygram.decode.document import EditDocument
 from copygram.decode.drafting import Draft, DraftSource
 from copygram.decode.events import DoneEvent, EditResult, Event, StopReason
@@ -49,6 +49,7 @@ from copygram.decode.unchanged import UnchangedBlocks
 from copygram.decode.verify import splice_copy, take_back, verify_draft
 from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.resolve import resolve
+from copygram.language.targets import named_regions
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -118,6 +119,8 @@ class Job:
     guard_repeats: bool = True
     unchanged: UnchangedBlocks | None = None
     on_budget: Callable[[Meter, StopReason], GenerationError] | None = None
+    touch_ranges: int = 0  # the ranges the constraint holds a block to reach (RunStats)
+    runaway: RunawayGuard | None = None  # head blocks: a replacement retyping the file stops
 
 
 @dataclass(frozen=True)
@@ -135,9 +138,10 @@ class Output:
 
 
 def stream_edit(setup: EditSetup, document: EditDocument, instruction: str,
-                policy: Policy) -> Iterator[Event]:
+                policy: Policy, language: str | None = None) -> Iterator[Event]:
     """One edit of ``document`` in program mode: the prompt, the room check, the format's
-    constraint and drafter (:func:`edit_job`), then :func:`run_edit`."""
+    constraint and drafter (:func:`edit_job`; ``language``: the document's, which finds the
+    definitions the instruction names), then :func:`run_edit`."""
     if not document.lines:
         raise DocumentError(
             "the document is empty: there is nothing to copy, so Copy-as-Decode does not apply; "
@@ -146,19 +150,27 @@ def stream_edit(setup: EditSetup, document: EditDocument, instruction: str,
     prompt = prompt_ids(setup, document.text, instruction)
     check_fits(setup.backend, prompt, document)
     tick = time.perf_counter()
-    job = edit_job(setup, document, instruction, policy, len(prompt))
+    job = edit_job(setup, document, instruction, policy, len(prompt), language)
     yield from run_edit(setup, document, prompt, policy, job, time.perf_counter() - tick)
 
 
 def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
-             prompt_tokens: int) -> Job:
+             prompt_tokens: int, language: str | None = None) -> Job:
     """The loop's job for a program-mode edit of ``document`` after a prompt of
     ``prompt_tokens``: the format's constraint, reader and drafter, the budget
-    (:func:`~copygram.decode.budgets.token_budget`), the repeat guard and, with
-    ``retry_unchanged`` and a greedy policy, the blocks that change nothing."""
+    (:func:`~copygram.decode.budgets.token_budget`), the repeat guard, with heads the runaway
+    guard (:class:`~copygram.decode.budgets.RunawayGuard`) and, with ``retry_unchanged`` and a
+    greedy policy, the blocks that change nothing. With
+    ``touch_named`` and a ``language``, where the instruction targets definitions of the
+    document (:func:`~copygram.language.targets.named_regions`), the constraint holds the
+    program to reach one: a program that reaches none is a miss, redone in rewrite mode
+    (:mod:`copygram.decode.checked`), so the constraint takes away only programs that would
+    be thrown away. ``None`` (a teacher's replay) leaves the program free."""
     backend, options = setup.backend, setup.options
     program_format = decode_format(options)
-    constraint, reader = program_format.constraint(setup, document.lines)
+    touch = (named_regions(document.text, instruction, language)
+             if options.touch_named and language is not None else ())
+    constraint, reader = program_format.constraint(setup, document.lines, touch)
     unchanged = None
     if options.retry_unchanged and policy.greedy:
         # Greedy only: a teacher's program is given, a sampled block is a draw to keep (and
@@ -173,7 +185,8 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
 
     return Job(constraint, budget, document.lines, reader,
                program_format.drafter(setup, document, instruction, constraint, reader),
-               unchanged=unchanged, on_budget=on_budget)
+               unchanged=unchanged, on_budget=on_budget, touch_ranges=len(touch),
+               runaway=RunawayGuard(document.lines) if setup.heads else None)
 
 
 def run_edit(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Policy,
@@ -211,8 +224,10 @@ def run(setup: EditSetup, prompt: list[int], policy: Policy,
                   options.tie_tolerance, stop=job.stop, guard_repeats=job.guard_repeats)
     meter.verify_copies = options.verify_copies and reader is not None
     meter.unchanged = job.unchanged
+    meter.runaway = job.runaway
     stats = meter.stats
     stats.prompt_tokens = len(prompt)
+    stats.touch_ranges = job.touch_ranges
     open_ended = job.on_budget is None  # plain text ends on its budget; a program cannot
 
     logits = meter.prefill(prompt)

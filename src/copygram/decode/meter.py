@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from copygram.decode.budgets import RepeatGuard
+from copygram.decode.budgets import RepeatGuard, RunawayGuard
 from copygram.decode.events import CopyEvent, SpanEvent, TokenEvent
 from copygram.decode.forwards import Forwards
 from copygram.decode.policies import Policy
@@ -31,8 +31,9 @@ class Meter(Forwards):
 
     It keeps the output text (:attr:`text`: the program text, or plain text cut at a ``stop``
     string), whose byte offsets the token events carry. ``guard_repeats``: a run that writes
-    the same line :data:`~copygram.decode.budgets.REPEAT_LIMIT` times in a row is an error (an
-    edit program's guard; plain text may repeat itself)."""
+    the same line :data:`~copygram.decode.budgets.REPEAT_LIMIT` times in a row, or a block of
+    lines three times, is an error (an edit program's guard,
+    :class:`~copygram.decode.budgets.RepeatGuard`; plain text may repeat itself)."""
 
     def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
                  policy: Policy, token_bytes: Sequence[bytes],
@@ -45,9 +46,10 @@ class Meter(Forwards):
         self.verify_copies = False  # copy_check: cut copies where the model disagrees
         self._token_bytes = token_bytes
         self._copy_cache: dict[tuple[int, int], list[int]] = {}
-        self._repeats = RepeatGuard() if guard_repeats else None
+        self._repeats = RepeatGuard(document=lines) if guard_repeats else None
         # retry_unchanged: the choices inside replacements, and the blocks that change nothing.
         self.unchanged: UnchangedBlocks | None = None
+        self.runaway: RunawayGuard | None = None  # head blocks that retype the units after
 
     def _allowed(self) -> npt.NDArray[np.bool_]:
         tick = time.perf_counter()
@@ -100,9 +102,10 @@ class Meter(Forwards):
         self.policy.advance(token)
         if self._repeats is not None and (
                 repeated := self._repeats.feed(self._token_bytes[token])) is not None:
-            raise self.error(
-                f"the model wrote the line {repeated.decode('utf-8', 'replace')!r} "
-                f"{self._repeats.limit} times in a row: it is looping")
+            raise self.error(f"{repeated}: it is looping")
+        if self.runaway is not None and (
+                ran := self.runaway.feed(self.constraint.program_bytes)) is not None:
+            raise self.error(f"{ran}: it is retyping the file")
         return closed
 
     def retract(self, n_tokens: int) -> int:
@@ -115,10 +118,12 @@ class Meter(Forwards):
         # The constraint holds the output's bytes too: what it kept is what the text keeps.
         resumes = self.text.rewind(len(self.constraint.program_bytes))
         if self._repeats is not None:
-            self._repeats = RepeatGuard(self._repeats.limit)
+            self._repeats = RepeatGuard(self._repeats.limit, self._repeats.document)
             self._repeats.feed(self.constraint.program_bytes)
         if self.unchanged is not None:
             self.unchanged.forget(len(self.program_ids))
+        if self.runaway is not None:
+            self.runaway.reset()
         return resumes
 
     @property

@@ -36,6 +36,9 @@ class RunStats:
     # Search/replace blocks that changed nothing, taken back and written again from the model's
     # most likely change (retry_unchanged).
     unchanged_retries: int = 0
+    # Line ranges (the definitions the instruction names) that a block had to reach
+    # (touch_named; 0 where the program was free).
+    touch_ranges: int = 0
     gen_ops: int = 0
     copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice
     forward_tokens: list[int] = field(default_factory=list)  # tokens appended by each forward

@@ -59,6 +59,8 @@ class FormatOptions(Protocol):
     def search_scope(self) -> str: ...
     @property
     def retry_unchanged(self) -> bool | None: ...
+    @property
+    def touch_named(self) -> bool | None: ...
 
 
 class ProgramFormat(Protocol):
@@ -85,6 +87,12 @@ class ProgramFormat(Protocol):
         again."""
         ...
 
+    @property
+    def touches_named(self) -> bool:
+        """``touch_named`` where it is left out: whether the format's constraint can hold a
+        program to reach the definitions its instruction names."""
+        ...
+
     def parse(self, text: str, document: str | Sequence[str] | None = None) -> Program:
         """The program ``text`` spells (for the ``document``: text or its lines, where the
         format reads against it); :class:`~copygram.errors.ProgramSyntaxError` if none."""
@@ -109,6 +117,7 @@ class TagFormat:
     family: Family = "tags"
     default_scope: str = "lines"  # tags name lines: no other scope
     retries_unchanged: bool = False  # no blocks
+    touches_named: bool = False  # copies name line numbers: no runs to hold
 
     def parse(self, text: str, document: str | Sequence[str] | None = None) -> Program:
         return get_syntax(self.name).parse(text)
@@ -120,7 +129,8 @@ class TagFormat:
         for key, value in (("merge_retyped", options.merge_retyped),
                            ("search_plan", options.search_plan),
                            ("search_scope", options.search_scope != "lines"),
-                           ("retry_unchanged", options.retry_unchanged)):
+                           ("retry_unchanged", options.retry_unchanged),
+                           ("touch_named", options.touch_named)):
             if value:
                 engine = ' with engine = "llguidance"' if options.engine != "llguidance" else ""
                 raise ConfigError(f'{key} acts on search/replace blocks, and this session writes '
@@ -141,6 +151,7 @@ class BlockFormat:
     family: Family = "blocks"
     default_scope: str = "head"  # the route that passes the most tests (docs/quality.md)
     retries_unchanged: bool = True  # docs/quality.md, "A block that changes nothing"
+    touches_named: bool = True  # docs/quality.md, "Which mode edits by default"
 
     def parse(self, text: str, document: str | Sequence[str] | None = None) -> Program:
         return parse_blocks(text, self._lines(document), merge=self.merge, heads=self.heads)

@@ -102,6 +102,21 @@ def targets_definitions(document: str, instruction: str, language: str | None) -
     return not (_introduced(instruction) - set(_WORD.findall(document)))
 
 
+def named_regions(document: str, instruction: str,
+                  language: str | None) -> tuple[tuple[int, int], ...]:
+    """The line ranges (1-based, inclusive, sorted; each definition with the comment block
+    right above it) of the definitions of ``document`` that ``instruction`` names, where it
+    targets them (:func:`targets_definitions`: it names one and introduces no name); empty
+    otherwise. An edit that changes none of them is a miss (:func:`find_misses`), so head
+    blocks may be held to reach one (``touch_named``, docs/config.md). Milliseconds (the
+    definitions are cached per document)."""
+    if not targets_definitions(document, instruction, language):
+        return ()
+    regions = _definitions(document, language)
+    named = set(_WORD.findall(instruction)) & set(regions)
+    return tuple(sorted({span for name in named for span in regions[name]}))
+
+
 def _introduced(instruction: str) -> set[str]:
     """The words of ``instruction`` written as code (module doc)."""
     found = set()
@@ -327,4 +342,4 @@ def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int
                    node.start_point[0] + 1, node.end_point[0] + 1)
 
 
-__all__ = ["find_misses", "targets_definitions"]
+__all__ = ["find_misses", "named_regions", "targets_definitions"]

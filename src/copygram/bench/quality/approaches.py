@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from copygram.backends.prefix_store import Snapshots
 from copygram.bench.data import EditRow
 from copygram.bench.quality.bound import copy_bound
 from copygram.bench.quality.scoring import Approach, ApproachResult
@@ -300,6 +301,10 @@ class PrefixPrimer:
 
     def __call__(self, row: EditRow) -> None:
         prefix = prompt_prefix(self.backend, self.prompt, row)
+        # Nor a snapshot of an earlier prompt (copygram.backends.prefix_store): a row starts
+        # from the prefix alone, whatever ran before it.
+        if isinstance(self.backend, Snapshots) and self.backend.prefix_store is not None:
+            self.backend.prefix_store.clear()
         self.backend.truncate(0)
         if prefix:
             self.backend.splice(prefix)
