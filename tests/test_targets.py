@@ -188,8 +188,10 @@ def test_cpp_and_java_definitions_reach_the_checks_and_the_mode_choice() -> None
         ask = "Replace the Javadoc comment of twice with the one-line comment /** Twice x. */."
         assert find_misses(JAVA, short, ask, "java") == ()
         changed = short.replace("return x;", "return -x;")
+        strayed = ("the instruction names twice and the edit also changed other, which it "
+                   "does not name")
         assert find_misses(JAVA, changed, ask, "java") == (
-            "the instruction asks for documentation only and the edit changed the code",)
+            strayed, "the instruction asks for documentation only and the edit changed the code")
 
 
 def test_names_listed_together_are_each_a_target_and_blank_lines_reach_nothing() -> None:
@@ -215,3 +217,31 @@ def test_blank_lines_alone_never_reach_a_definition(blanks: list[str]) -> None:
     at = lines.index("def median(values):\n") + 1
     padded = "".join([*lines[:at], *(b + "\n" for b in blanks), *lines[at:]])
     assert find_misses(PY, padded, "Fix bugs in median.", "python") != ()
+
+
+def test_an_edit_of_a_definition_the_instruction_does_not_name_is_a_miss() -> None:
+    fixed = PY.replace("// 2]", "// 2 - 1]")
+    strayed = fixed.replace("sum(values) / len(values)", "sum(values) / 2")
+    assert find_misses(PY, strayed, "Fix bugs in median.", "python") == (
+        "the instruction names median and the edit also changed mean, which it does not name",)
+    # Lines outside every definition may change with it (an import, a constant), and a
+    # definition may be added next to the named one.
+    assert find_misses(PY, fixed.replace("import os", "import os\nimport math"),
+                       "Fix bugs in median.", "python") == ()
+    assert find_misses(PY, fixed.replace("LIMIT = 3", "LIMIT = 3\nSTEP = 1"),
+                       "Fix bugs in median.", "python") == ()
+    # Not where the instruction introduces a name (a new helper may take code from another),
+    # nor where the named one was left as it was (that miss says enough).
+    helped = strayed.replace("return sorted", "return middle_of(values) or sorted")
+    assert find_misses(PY, helped, "Fix median with a helper `middle_of`.", "python") == ()
+    left = "the instruction names median and the edit left its definition as it was"
+    assert find_misses(PY, PY.replace("sum(values) / len(values)", "0"), "Fix bugs in median.",
+                       "python") == (left,)
+    klass = ("class Stats:\n    def mean(self, v):\n        return sum(v)\n\n"
+             "    def median(self, v):\n        return v[0]\n\n\ndef other():\n    return 1\n")
+    method_fixed = klass.replace("return v[0]", "return sorted(v)[len(v) // 2]")
+    # The class that holds the named method is no stray; its other method is.
+    assert find_misses(klass, method_fixed, "Fix bugs in median.", "python") == ()
+    both = method_fixed.replace("return sum(v)", "return sum(v) / len(v)")
+    assert find_misses(klass, both, "Fix bugs in median.", "python") == (
+        "the instruction names median and the edit also changed mean, which it does not name",)

@@ -46,7 +46,11 @@ from copygram.decode.sampling import Sampling
 from copygram.decode.setup import EditSetup, draft_config, sampling
 from copygram.errors import ConfigError
 from copygram.language.damage import PROSE, guess_language
-from copygram.language.targets import targets_definitions
+from copygram.language.targets import (
+    documentation_only,
+    lists_definitions,
+    targets_definitions,
+)
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -193,8 +197,11 @@ class EditSession:
             language = guess_language(doc.text) or PROSE
         return choose_mode(self.mode, len(doc.tokens),
                            auto_rewrite_tokens=self.options.auto_rewrite_tokens,
+                           auto_program_tokens=self.options.auto_program_tokens,
                            prediction=prediction is not None,
                            names_definitions=targets_definitions(doc.text, instruction, language),
+                           documentation=documentation_only(instruction),
+                           listed=lists_definitions(doc.text, instruction, language),
                            language=language,
                            rewrite_languages=self.options.auto_rewrite_languages)
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram import EditSession
-from copygram.config import AUTO_REWRITE_TOKENS, SessionConfig
+from copygram.config import AUTO_PROGRAM_TOKENS, AUTO_REWRITE_TOKENS, SessionConfig
 from copygram.decode.events import DoneEvent, RedoEvent
 from copygram.decode.modes import choose_mode
 from copygram.decode.prompt import REWRITE_SYSTEM, RewritePromptBuilder
@@ -28,18 +28,22 @@ def backend() -> PromptedBackend:
 
 
 @given(tokens=st.integers(0, 1 << 16), threshold=st.integers(0, 1 << 16),
-       prediction=st.booleans(), one=st.booleans(),
+       short=st.none() | st.integers(0, 1 << 16), prediction=st.booleans(), one=st.booleans(),
+       docs=st.booleans(), listed=st.booleans(),
        language=st.sampled_from([None, "python", "java", "cpp"]),
        rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])))
-def test_auto_programs_long_documents_and_one_target_edits(
-        tokens: int, threshold: int, prediction: bool, one: bool, language: str | None,
-        rewritten: set[str]) -> None:
-    chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold, prediction=prediction,
-                         names_definitions=one, language=language,
+def test_auto_programs_long_documents_and_short_targeted_edits(
+        tokens: int, threshold: int, short: int | None, prediction: bool, one: bool,
+        docs: bool, listed: bool, language: str | None, rewritten: set[str]) -> None:
+    chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold,
+                         auto_program_tokens=short, prediction=prediction,
+                         names_definitions=one, documentation=docs, listed=listed,
+                         language=language,
                          rewrite_languages=rewritten)
     always_rewritten = language in rewritten
+    targeted = one and not docs and not listed and (short is None or tokens <= short)
     assert chosen == ("rewrite" if prediction or always_rewritten
-                      or (tokens <= threshold and not one) else "program")
+                      or (tokens <= threshold and not targeted) else "program")
     for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
         assert choose_mode(fixed, tokens, auto_rewrite_tokens=threshold,
                            prediction=prediction, names_definitions=one, language=language,
@@ -72,10 +76,27 @@ def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named(
     assert (result.text, result.mode, result.redone) == (REWRITTEN, "rewrite", None)
     # Definitions named, no name introduced: head blocks' edit, so a program.
     assert session.mode_for(DOCUMENT, "Fix f.") == "program"
-    assert session.mode_for(DOCUMENT, "Fix f and g.") == "program"
+    assert session.mode_for(DOCUMENT, "Fix f and g.") == "rewrite"  # listed together
     assert session.edit(DOCUMENT, "Fix f.").mode == "program"
     for other in ("Rename f to f_plus_one.", "Fix it."):
         assert session.mode_for(DOCUMENT, other) == "rewrite"
+
+
+def test_an_auto_session_rewrites_a_mid_sized_document_whatever_its_instruction_names() -> None:
+    assert SessionConfig().auto_program_tokens == AUTO_PROGRAM_TOKENS < AUTO_REWRITE_TOKENS
+    tokens = len(DOCUMENT)  # bytes: the scripted backend's tokens
+    mid = EditSession(backend(), mode="auto", auto_rewrite_tokens=tokens,
+                      auto_program_tokens=tokens - 1)
+    assert mid.mode_for(DOCUMENT, "Fix f.") == "rewrite"
+    assert mid.edit(DOCUMENT, "Fix f.").mode == "rewrite"
+    short = mid.derive(auto_program_tokens=tokens)
+    assert short.mode_for(DOCUMENT, "Fix f.") == "program"
+    assert short.mode_for(DOCUMENT, "Make it faster.") == "rewrite"
+    # Documentation alone is rewritten, short or not.
+    assert short.mode_for(DOCUMENT, "Replace the docstring of f with one line.") == "rewrite"
+    assert short.mode_for(DOCUMENT, "Fix bugs in f and g.") == "rewrite"  # listed together
+    # Past auto_rewrite_tokens every document gets a program, as before.
+    assert mid.derive(auto_rewrite_tokens=tokens - 1).mode_for(DOCUMENT, "Fix f.") == "program"
 
 
 def test_an_auto_session_writes_a_program_for_a_longer_document() -> None:

@@ -59,6 +59,7 @@ from copygram.config.checks import (
     close_match,
 )
 from copygram.config.options import (
+    AUTO_PROGRAM_TOKENS,
     AUTO_REWRITE_LANGUAGES,
     AUTO_REWRITE_TOKENS,
     SessionConfig,
@@ -73,6 +74,7 @@ from copygram.config.options import (
 from copygram.errors import ConfigError
 
 __all__ = [
+    "AUTO_PROGRAM_TOKENS",
     "AUTO_REWRITE_LANGUAGES",
     "AUTO_REWRITE_TOKENS",
     "BACKENDS",

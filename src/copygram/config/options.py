@@ -35,6 +35,7 @@ from copygram.errors import ConfigError
 from copygram.language.formats import default_syntax, get_format
 
 __all__ = [
+    "AUTO_PROGRAM_TOKENS",
     "AUTO_REWRITE_LANGUAGES",
     "AUTO_REWRITE_TOKENS",
     "ROUTE",
@@ -53,9 +54,18 @@ ROUTE: Final[Mapping[str, bool]] = {"route": True}
 
 AUTO_REWRITE_TOKENS: Final = 3072
 """``mode = "auto"``: a document of at most this many tokens is rewritten (rewrite mode) unless
-its instruction names one of its definitions; a longer one is edited by a program (program
-mode). ``auto_rewrite_tokens``; docs/quality.md ("Which mode edits by default") has the
-measurements behind it."""
+its instruction names one of its definitions and it is short (:data:`AUTO_PROGRAM_TOKENS`); a
+longer one is edited by a program (program mode). ``auto_rewrite_tokens``; docs/quality.md
+("Which mode edits by default") has the measurements behind it."""
+
+AUTO_PROGRAM_TOKENS: Final = 640
+"""``mode = "auto"``: an instruction that names a document's definitions gets a program only
+for a document of at most this many tokens (~50 lines), or one longer than
+:data:`AUTO_REWRITE_TOKENS`; one in between is rewritten. On the edit-kinds rows of 50-300
+lines the default model's programs were redone in rewrite mode more often than not (a head
+block that writes on past its unit, or misses the definition named), for the same tests passed
+in 1.2-1.7x rewrite mode's time; on files of up to 50 lines its programs pass more tests than a
+rewrite (``auto_program_tokens``; docs/quality.md, "Which mode edits by default")."""
 
 AUTO_REWRITE_LANGUAGES: Final = ("java",)
 """``mode = "auto"``: documents in these languages are always rewritten. In Java the default
@@ -178,8 +188,12 @@ class SessionConfig:
     # step (None: the backend's measured BatchProfile.step_tolerance)
     tie_tolerance: float | None = field(default=None, metadata=ROUTE)
     # Mode "auto": a document of at most this many tokens is rewritten unless its instruction
-    # names one of its definitions (decode.modes); a longer one always gets a program
+    # names one of its definitions and it is short (decode.modes); a longer one always gets a
+    # program
     auto_rewrite_tokens: int = field(default=AUTO_REWRITE_TOKENS, metadata=ROUTE)
+    # Mode "auto": an instruction naming definitions gets a program only up to this many
+    # tokens (or past auto_rewrite_tokens); in between, a rewrite
+    auto_program_tokens: int = field(default=AUTO_PROGRAM_TOKENS, metadata=ROUTE)
     # Mode "auto": documents in these languages (copygram.language.parsers.LANGUAGES) are
     # always rewritten, whatever their length
     auto_rewrite_languages: tuple[str, ...] = field(default=AUTO_REWRITE_LANGUAGES,
@@ -222,6 +236,9 @@ class SessionConfig:
             "tie_tolerance": check_tie_tolerance(self.tie_tolerance),
             "auto_rewrite_tokens": check_int("auto_rewrite_tokens", self.auto_rewrite_tokens,
                                              minimum=0, note=" (0: mode auto always programs)"),
+            "auto_program_tokens": check_int("auto_program_tokens", self.auto_program_tokens,
+                                             minimum=0, note=" (0: only past "
+                                             "auto_rewrite_tokens)"),
             "auto_rewrite_languages": check_languages("auto_rewrite_languages",
                                                       self.auto_rewrite_languages),
             "unset": self.unset | {key for key in _RESOLVED if getattr(self, key) in ("", None)},

@@ -10,13 +10,19 @@ less surely than it rewrites (docs/quality.md, "Which mode edits by default": th
 per kind and size that set :data:`~copygram.config.AUTO_REWRITE_TOKENS`).
 
 So ``"auto"`` writes a program for a document longer than ``auto_rewrite_tokens`` tokens, and
-for a shorter one where the instruction names the document's definitions and introduces no new
-name (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove
-the function f": the edit of code the document has, which head blocks name and rewrite, where
-program mode passes more tests than a rewrite); other short documents (a rename, an added
-function or constant, an instruction naming no definition) are rewritten. Either way the
-result is checked (:mod:`copygram.decode.checked`) and a program that is damaged, unfinished or
-misses what the instruction names is redone in rewrite mode. A ``prediction`` drafts a rewrite,
+for one of at most ``auto_program_tokens`` (~50 lines) where the instruction names the
+document's definitions and introduces no new name
+(:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove the
+function f": the edit of code the document has, which head blocks name and rewrite, where
+program mode passes more tests than a rewrite), unless it asks for documentation only
+(docstrings or comments: the model's programs there were redone 5 of 6 times on the small
+edit-kinds rows, for the tests a rewrite passes) or lists several definitions together ("Fix
+bugs in f, g and h": 6 of 6 programs missed one and were redone); other short documents (a rename, an added
+function or constant, an instruction naming no definition) are rewritten, and so are the
+documents in between (50-300 lines, where the default model's programs were redone more often
+than not: :data:`~copygram.config.AUTO_PROGRAM_TOKENS`). Either way the result is checked
+(:mod:`copygram.decode.checked`) and a program that is damaged, unfinished or misses what the
+instruction names is redone in rewrite mode. A ``prediction`` drafts a rewrite,
 so an edit given one is rewritten; so is every document in a language of
 ``auto_rewrite_languages`` (Java by default: the model's programs there are redone more often
 than not; :data:`~copygram.config.AUTO_REWRITE_LANGUAGES`). The choice costs a parse of the
@@ -31,21 +37,32 @@ from copygram.config import MODES
 
 
 def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
-                prediction: bool = False, names_definitions: bool = False,
-                language: str | None = None, rewrite_languages: Collection[str] = ()) -> str:
+                auto_program_tokens: int | None = None, prediction: bool = False,
+                names_definitions: bool = False, documentation: bool = False,
+                listed: bool = False, language: str | None = None,
+                rewrite_languages: Collection[str] = ()) -> str:
     """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
     tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
     doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
     ``names_definitions``: whether the instruction names definitions of the document and introduces
     no name (:func:`~copygram.language.targets.targets_definitions`); a document whose
-    ``language`` is one of ``rewrite_languages`` is always rewritten."""
+    ``language`` is one of ``rewrite_languages`` is always rewritten; a document of more than
+    ``auto_program_tokens`` tokens (``None``: no such bound) and at most
+    ``auto_rewrite_tokens`` is rewritten whatever its instruction names, and so is one whose
+    instruction asks for ``documentation`` only
+    (:func:`~copygram.language.targets.documentation_only`) or ``listed`` several definitions
+    together (:func:`~copygram.language.targets.lists_definitions`)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
         return mode
     if prediction or (language is not None and language in rewrite_languages):
         return "rewrite"
-    return "program" if names_definitions or document_tokens > auto_rewrite_tokens else "rewrite"
+    if document_tokens > auto_rewrite_tokens:
+        return "program"
+    short = auto_program_tokens is None or document_tokens <= auto_program_tokens
+    one_place = names_definitions and not documentation and not listed
+    return "program" if one_place and short else "rewrite"
 
 
 __all__ = ["choose_mode"]

@@ -18,6 +18,11 @@ edit missed. Read against the instruction, two things show it:
   lowerCamelCase, and found nowhere in the document) that the result still does not hold.
   Plain words, capitals and CapitalisedCamelCase are left out: "sum(" in an instruction's
   prose may be an example, and "README", "GitHub" or "API" name things outside the file;
+* where the instruction **targets definitions** (it names some and introduces no name: "Fix
+  bugs in strlen"), an edit that also changed inside a definition it does not name (one that
+  neither holds a named one nor lies in one): asked to fix ``strlen``, a program that fixed it
+  and then rewrote ``add`` and ``largest_divisor`` too, breaking both. Lines outside every
+  definition (imports, constants) may change;
 * an instruction that asks for **documentation only** (it speaks of docstrings or comments,
   and, outside the text it quotes, of no code work: no fix, bug, rename, implement, refactor,
   optimise, handle, raise or return) and an edit that changed the code itself: Python's syntax
@@ -79,7 +84,12 @@ def find_misses(before: str, after: str, instruction: str,
                 were = "it was" if len(left) == 1 else "they were"
                 misses.append(f"the instruction lists {' and '.join(group)} together and the "
                               f"edit left {', '.join(left)} as {were}")
-    if _documentation_only(instruction) and _code_changed(before, after, language):
+    if misses == [] and named and targets_definitions(before, instruction, language):
+        strayed = _strayed(regions, named, changed)
+        if strayed:
+            misses.append(f"the instruction names {', '.join(named)} and the edit also changed "
+                          f"{', '.join(strayed)}, which it does not name")
+    if documentation_only(instruction) and _code_changed(before, after, language):
         misses.append("the instruction asks for documentation only and the edit changed the "
                       "code")
     present_before = set(_WORD.findall(before))
@@ -115,6 +125,12 @@ def named_regions(document: str, instruction: str,
     regions = _definitions(document, language)
     named = set(_WORD.findall(instruction)) & set(regions)
     return tuple(sorted({span for name in named for span in regions[name]}))
+
+
+def lists_definitions(document: str, instruction: str, language: str | None) -> bool:
+    """Whether ``instruction`` lists two or more definitions of ``document`` together ("Fix bugs
+    in parse and render": each a target, :func:`find_misses`). Milliseconds."""
+    return bool(_listed(instruction, _definitions(document, language)))
 
 
 def _introduced(instruction: str) -> set[str]:
@@ -161,6 +177,25 @@ def _changed(before: Sequence[str], after: Sequence[str]) -> list[tuple[int, int
             if tag != "equal" and _text(before[i1:i2]) != _text(after[j1:j2])]
 
 
+def _strayed(regions: Mapping[str, tuple[tuple[int, int], ...]], named: Sequence[str],
+             changed: Sequence[tuple[int, int]]) -> list[str]:
+    """The definitions the edit changed inside (a line of one changed, or lines inserted between
+    two of its lines) that the instruction does not name, leaving out those that hold a named
+    one or lie in one (a named method's class, a named class's methods)."""
+    spans = [span for name in named for span in regions[name]]
+
+    def related(start: int, end: int) -> bool:
+        return any((start <= a and b <= end) or (a <= start and end <= b) for a, b in spans)
+
+    def inside(start: int, end: int) -> bool:
+        first, last = start - 1, end - 1  # 0-based, inclusive
+        return any((i1 == i2 and first < i1 <= last) or (i1 < i2 and i1 <= last and i2 > first)
+                   for i1, i2 in changed)
+
+    return sorted(name for name, ranges in regions.items() if name not in named
+                  and any(inside(a, b) and not related(a, b) for a, b in ranges))
+
+
 def _text(lines: Sequence[str]) -> list[str]:
     return [line.rstrip() for line in lines if line.strip()]
 
@@ -184,8 +219,9 @@ _CODE_WORK = re.compile(r"\b(?:fix(?:es|ed)?|bugs?|rename|implement|refactor|opt
 _QUOTED = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/|`[^`]*`|"[^"\n]*"')
 
 
-def _documentation_only(instruction: str) -> bool:
-    """Whether ``instruction`` asks for docstrings or comments and no code work (module doc)."""
+def documentation_only(instruction: str) -> bool:
+    """Whether ``instruction`` asks for docstrings or comments and no code work (module doc).
+    Microseconds."""
     words = _QUOTED.sub(" ", instruction)
     return bool(_DOCS.search(words)) and not _CODE_WORK.search(words)
 
@@ -342,4 +378,5 @@ def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int
                    node.start_point[0] + 1, node.end_point[0] + 1)
 
 
-__all__ = ["find_misses", "named_regions", "targets_definitions"]
+__all__ = ["documentation_only", "find_misses", "lists_definitions", "named_regions",
+           "targets_definitions"]

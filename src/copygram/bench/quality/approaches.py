@@ -247,6 +247,10 @@ def program_approach(session: EditSession) -> Approach:
                              if result.redone is not None else "",
                              "redone_program": (result.redone.program_text
                                                 if result.redone is not None else ""),
+                             # The named definitions' ranges a program was held to reach.
+                             "touch_ranges": (result.redone or result).stats.touch_ranges,
+                             "redone_damage": ("; ".join(str(d) for d in result.redone.damage)
+                                               if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s
                                                              if result.redone else 0.0),
                              **time_split(result.stats)}, None
