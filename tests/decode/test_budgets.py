@@ -20,6 +20,7 @@ from copygram import (
 from copygram.decode.budgets import (
     BLOCK_REPEATS,
     MAX_BLOCK_LINES,
+    MIN_BLOCK_CHARS,
     REPEAT_LIMIT,
     Budget,
     Repeat,
@@ -60,15 +61,16 @@ def test_the_repeat_guard_counts_identical_non_blank_lines_in_a_row() -> None:
     assert other.feed((b"a\n" * (REPEAT_LIMIT - 1) + b"b\n") * 2) is None
 
 
-FUNCTION = b"def f(n):\n    out = []\n\n    return out\n"
+FUNCTION = b"def f(numbers):\n    out = [n for n in numbers if n > 0]\n\n    return sorted(out)\n"
 
 
 def test_a_block_written_a_third_time_in_a_row_is_a_loop() -> None:
     guard = RepeatGuard()
     assert guard.feed(b"x = 0\n" + FUNCTION * (BLOCK_REPEATS - 1)) is None
     repeat = guard.feed(FUNCTION)
-    assert repeat == Repeat((b"def f(n):", b"    out = []", b"    return out"), BLOCK_REPEATS)
-    assert str(repeat) == "the model wrote the 3 lines from 'def f(n):' 3 times in a row"
+    assert repeat == Repeat((b"def f(numbers):", b"    out = [n for n in numbers if n > 0]",
+                             b"    return sorted(out)"), BLOCK_REPEATS)
+    assert str(repeat) == "the model wrote the 3 lines from 'def f(numbers):' 3 times in a row"
     # Not where the document holds the block so: the program may copy it.
     held = RepeatGuard(document=split_lines((b"# three\n" + FUNCTION * 3).decode()))
     assert held.feed(FUNCTION * 3) is None
@@ -84,7 +86,8 @@ def _loops(lines: list[bytes]) -> bool:
             return True
         for size in range(2, min(MAX_BLOCK_LINES, end // BLOCK_REPEATS) + 1):
             block = seen[-size:]
-            if len(set(block)) > 1 and seen[-size * BLOCK_REPEATS:] == block * BLOCK_REPEATS:
+            if (len(set(block)) > 1 and sum(map(len, block)) >= MIN_BLOCK_CHARS
+                    and seen[-size * BLOCK_REPEATS:] == block * BLOCK_REPEATS):
                 return True
     return False
 

@@ -18,6 +18,9 @@ BLOCK_REPEATS = 3
 the document does not hold it so): a model that writes a function a third time is looping."""
 MAX_BLOCK_LINES = 64
 """The longest block (non-blank lines) the guard looks for."""
+MIN_BLOCK_CHARS = 64
+"""The shortest block (characters) the guard counts: a few short lines may alternate in an
+edit ("b", "a", "b", "a"); a function written again and again is longer."""
 _KEPT = MAX_BLOCK_LINES * BLOCK_REPEATS
 
 
@@ -102,7 +105,8 @@ class RepeatGuard:
                 continue
             tail = recent[len(recent) - size * BLOCK_REPEATS:]
             block = tail[-size:]
-            if len(set(block)) > 1 and tail == block * BLOCK_REPEATS and not self._holds(tail):
+            if (len(set(block)) > 1 and sum(map(len, block)) >= MIN_BLOCK_CHARS
+                    and tail == block * BLOCK_REPEATS and not self._holds(tail)):
                 return Repeat(tuple(block), BLOCK_REPEATS)
         return None
 
@@ -183,5 +187,5 @@ class RunawayGuard:
         return None
 
 
-__all__ = ["BLOCK_REPEATS", "MAX_BLOCK_LINES", "REPEAT_LIMIT", "RUNAWAY_UNITS", "Budget", "Repeat",
+__all__ = ["BLOCK_REPEATS", "MAX_BLOCK_LINES", "MIN_BLOCK_CHARS", "REPEAT_LIMIT", "RUNAWAY_UNITS", "Budget", "Repeat",
            "RepeatGuard", "RunawayGuard", "token_budget"]
