@@ -187,5 +187,5 @@ class RunawayGuard:
         return None
 
 
-__all__ = ["BLOCK_REPEATS", "MAX_BLOCK_LINES", "MIN_BLOCK_CHARS", "REPEAT_LIMIT", "RUNAWAY_UNITS", "Budget", "Repeat",
-           "RepeatGuard", "RunawayGuard", "token_budget"]
+__all__ = ["BLOCK_REPEATS", "MAX_BLOCK_LINES", "MIN_BLOCK_CHARS", "REPEAT_LIMIT", "RUNAWAY_UNITS",
+           "Budget", "Repeat", "RepeatGuard", "RunawayGuard", "token_budget"]
