@@ -103,18 +103,19 @@ def program_retry_unchanged(retry_unchanged: object, syntax: str) -> bool:
     """``retry_unchanged`` checked, or, when it is ``None``, the syntax's own
     (``ProgramFormat.retries_unchanged``: on for blocks, program mode's default, docs/quality.md;
     off for copy tags, which have no blocks)."""
-    if retry_unchanged is None:
-        return get_format(syntax).retries_unchanged
-    return check_flag("retry_unchanged", retry_unchanged)
+    return _format_flag("retry_unchanged", retry_unchanged,
+                        get_format(syntax).retries_unchanged)
 
 
 def program_touch_named(touch_named: object, syntax: str) -> bool:
     """``touch_named`` checked, or, when it is ``None``, the syntax's own
     (``ProgramFormat.touches_named``: on for blocks, docs/quality.md; off for copy tags, whose
     grammar names line numbers, not runs)."""
-    if touch_named is None:
-        return get_format(syntax).touches_named
-    return check_flag("touch_named", touch_named)
+    return _format_flag("touch_named", touch_named, get_format(syntax).touches_named)
+
+
+def _format_flag(key: str, value: object, default: bool) -> bool:
+    return default if value is None else check_flag(key, value)
 
 
 def check_syntax_options(options: SessionConfig) -> None:

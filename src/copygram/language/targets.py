@@ -187,25 +187,22 @@ def _strayed(regions: Mapping[str, tuple[tuple[int, int], ...]], named: Sequence
     def related(start: int, end: int) -> bool:
         return any((start <= a and b <= end) or (a <= start and end <= b) for a, b in spans)
 
-    def inside(start: int, end: int) -> bool:
-        first, last = start - 1, end - 1  # 0-based, inclusive
-        return any((i1 == i2 and first < i1 <= last) or (i1 < i2 and i1 <= last and i2 > first)
-                   for i1, i2 in changed)
-
     return sorted(name for name, ranges in regions.items() if name not in named
-                  and any(inside(a, b) and not related(a, b) for a, b in ranges))
+                  and any(_touches(changed, a, b, after=False) and not related(a, b)
+                          for a, b in ranges))
 
 
 def _text(lines: Sequence[str]) -> list[str]:
     return [line.rstrip() for line in lines if line.strip()]
 
 
-def _touches(changed: Sequence[tuple[int, int]], start: int, end: int) -> bool:
+def _touches(changed: Sequence[tuple[int, int]], start: int, end: int, *,
+             after: bool = True) -> bool:
     """Whether a change falls in lines ``start..end`` (1-based): a changed line among them, or
-    lines inserted between two of them or right after the last."""
+    lines inserted between two of them or (``after``) right after the last."""
     first, last = start - 1, end - 1  # 0-based, inclusive
     for i1, i2 in changed:
-        if i1 == i2 and first < i1 <= last + 1:
+        if i1 == i2 and first < i1 <= last + after:
             return True
         if i1 < i2 and i1 <= last and i2 > first:
             return True
