@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram.language.targets import find_misses
+from copygram.language.targets import find_misses, named_reach
 
 PY = '''import os
 
@@ -209,6 +209,55 @@ def test_names_listed_together_are_each_a_target_and_blank_lines_reach_nothing()
     spaced = PY.replace("def median(values):\n", "def median(values):  \n\n")
     assert find_misses(PY, spaced, "Fix bugs in median.", "python") == (
         "the instruction names median and the edit left its definition as it was",)
+
+
+_BODIES = {"mean": "sum(values) / len(values)", "median": "sorted(values)[len(values) // 2]"}
+_ASKS = ("Fix bugs in {a}.", "Fix bugs in {a} and {b}.", "Fix {a}: use {b} as the model does.",
+         "Fix bugs in {b}, {a}.", "Fix `{a}`, `{b}`.")
+
+
+@given(st.sets(st.sampled_from(sorted(_BODIES))), st.sampled_from(_ASKS), st.booleans())
+def test_the_reach_touch_named_holds_is_what_the_miss_check_asks(
+        edited: set[str], ask: str, swap: bool) -> None:
+    """A program meets every requirement of ``named_reach`` exactly where the miss check finds
+    no named definition left as it was: the constraint takes away only programs the check
+    would send to a rewrite."""
+    a, b = ("median", "mean") if swap else ("mean", "median")
+    instruction = ask.format(a=a, b=b)
+    after = PY
+    for name in edited:
+        after = after.replace(_BODIES[name], _BODIES[name] + " + 0")
+    changed = [number for number, (old, new) in enumerate(
+        zip(PY.splitlines(), after.splitlines(), strict=True), start=1) if old != new]
+    reach = named_reach(PY, instruction, "python")
+    assert reach
+    met = all(any(start <= line <= end for line in changed for start, end in spans)
+              for spans in reach)
+    left = [miss for miss in find_misses(PY, after, instruction, "python") if "as it was" in miss]
+    assert met == (not left)
+
+
+def test_a_definition_the_instruction_asks_to_remove_must_be_gone() -> None:
+    kept = PY.replace("return sorted(values)[len(values) // 2]", "return 0")
+    gone = PY[: PY.index("# The middle value.")]
+    miss = "the instruction asks to remove median and the edit kept its definition"
+    for ask in ("Remove the function median; nothing calls it.", "Delete `median`.",
+                "remove the unused helper median"):
+        assert miss in find_misses(PY, kept, ask, "python")
+        assert miss not in find_misses(PY, gone, ask, "python")
+    # A statement inside a definition is no definition to remove.
+    assert not [m for m in find_misses(PY, kept, "Remove the sorted call from median.",
+                                       "python") if "remove" in m]
+
+
+def test_named_reach_holds_each_definition_listed_together_and_any_one_named() -> None:
+    mean, median = ((6, 8),), ((11, 13),)  # each with the comment block above
+    assert named_reach(PY, "Fix bugs in mean and median.", "python") == (mean, median)
+    assert named_reach(PY, "Fix mean: use median as the model does.", "python") == (
+        (mean[0], median[0]),)
+    assert named_reach(PY, "Fix bugs in median.", "python") == (median,)
+    assert named_reach(PY, "Rename mean to `average_of`.", "python") == ()  # a new name
+    assert named_reach(PY, "Make it faster.", "python") == ()
 
 
 @given(st.lists(st.sampled_from(["", "   ", "\t"]), min_size=1, max_size=4))

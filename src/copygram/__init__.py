@@ -20,6 +20,7 @@ from copygram.errors import (
     MissingDependencyError,
     ProgramSyntaxError,
     RangeError,
+    RunawayError,
 )
 from copygram.language import (
     Copy,
@@ -126,6 +127,7 @@ __all__ = [
     "RangeError",
     "RedoEvent",
     "RetractEvent",
+    "RunawayError",
     "Sampling",
     "SessionConfig",
     "SpanEvent",

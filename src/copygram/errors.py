@@ -69,6 +69,14 @@ class LengthError(GenerationError):
     rewrite the document twice and only a looping model reaches it."""
 
 
+class RunawayError(GenerationError):
+    """A head block's replacement ran on past its unit and typed the units after it again
+    (:class:`~copygram.decode.budgets.RunawayGuard`). The session closes the block where the
+    next unit began (:func:`~copygram.language.runaway.close_runaway`) and raises this only
+    where that does not read as the document's lines; redone in rewrite mode like any
+    unfinished program."""
+
+
 class DamagedEditError(GenerationError):
     """The edit would damage the file (:mod:`copygram.language.damage`: the format's markers in
     it, a file that parsed and no longer does, a definition duplicated, a name left undefined)

@@ -48,6 +48,7 @@ from copygram.errors import ConfigError
 from copygram.language.damage import PROSE, guess_language
 from copygram.language.targets import (
     documentation_only,
+    introduces_names,
     lists_definitions,
     targets_definitions,
 )
@@ -203,7 +204,8 @@ class EditSession:
                            documentation=documentation_only(instruction),
                            listed=lists_definitions(doc.text, instruction, language),
                            language=language,
-                           rewrite_languages=self.options.auto_rewrite_languages)
+                           rewrite_languages=self.options.auto_rewrite_languages,
+                           introduces=introduces_names(doc.text, instruction))
 
     def prompt(self, document: str, instruction: str) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it

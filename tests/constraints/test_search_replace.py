@@ -5,7 +5,7 @@ tokenizers."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import given
@@ -265,47 +265,93 @@ def test_without_body_heads_the_constraint_takes_the_programs_whose_heads_open_n
 
 # -- touch: a program held to reach the ranges an instruction names -------------------------------
 
-def _touching(document: str, text: str, touch: tuple[tuple[int, int], ...], heads: bool) -> bool:
-    """The rule spelled out: the program parses, and some block's run (with heads: from its head
-    to the end of the unit it opens) overlaps a range of ``touch``; where no run of the
-    document could (no searchable line that starts one), the program need only parse."""
+Touch = tuple[tuple[tuple[int, int], ...], ...]
+
+
+def _touching(document: str, text: str, touch: Touch, heads: bool) -> bool:
+    """The rule spelled out: the program parses, and where some program of the document could
+    meet every requirement of ``touch`` (:func:`_can_meet`), it does: for every requirement,
+    some block's run (with heads: from its head to the end of the unit it opens) overlaps one
+    of its ranges, the run read at the first occurrence of its lines after the previous block
+    (the parser's reading) or at any later one (the constraint is a grammar: one reading that
+    meets them is enough)."""
     from copygram.language.search_replace import parse_blocks, searchable
     from copygram.language.units import unit_end
 
     lines = split_lines(document)
+    keys = [search_line(line) for line in lines]
+    n = len(lines)
 
-    def run(start: int, end: int) -> tuple[int, int]:
-        return (start, unit_end(lines, start)) if heads else (start, end)
+    def meets(span: tuple[int, int]) -> frozenset[int]:
+        return frozenset(i for i, spans in enumerate(touch)
+                         if any(span[0] <= end and start <= span[1] for start, end in spans))
 
-    def overlaps(span: tuple[int, int]) -> bool:
-        return any(span[0] <= end and start <= span[1] for start, end in touch)
-
-    reachable = any(searchable(line) and overlaps(run(k, k))
-                    for k, line in enumerate(lines, start=1))
+    everything = frozenset(range(len(touch)))
     try:
         blocks = parse_blocks(text, lines, heads=heads)
     except ProgramSyntaxError:
         return False
-    return not reachable or any(overlaps(run(b.search.start, b.search.end)) for b in blocks)
+    if not _can_meet(lines, heads, meets, everything):
+        return True
+    readings = {(1, frozenset[int]())}  # (cursor, requirements met) after each block
+    for block in blocks:
+        run = keys[block.search.start - 1 : block.search.start if heads else block.search.end]
+        readings = {(end + 1, met | meets((k, end)))
+                    for cursor, met in readings for k in range(cursor, n - len(run) + 2)
+                    if keys[k - 1 : k - 1 + len(run)] == run
+                    and all(searchable(line) for line in lines[k - 1 : k - 1 + len(run)])
+                    for end in [unit_end(lines, k) if heads else k + len(run) - 1]}
+    return any(met == everything for _, met in readings)
 
 
-def _touch_accepts(document: str, text: str, touch: tuple[tuple[int, int], ...],
-                   heads: bool) -> bool:
+def _can_meet(lines: list[str], heads: bool, meets: Callable[[tuple[int, int]], frozenset[int]],
+              everything: frozenset[int]) -> bool:
+    """Whether some program of blocks in document order meets every requirement: the best of
+    every choice of runs, searched over (cursor, met) states."""
+    from copygram.language.search_replace import searchable
+    from copygram.language.units import unit_end
+
+    n = len(lines)
+    seen: set[tuple[int, frozenset[int]]] = set()
+    todo = [(1, frozenset[int]())]
+    while todo:
+        cursor, met = todo.pop()
+        if met == everything:
+            return True
+        if (cursor, met) in seen:
+            continue
+        seen.add((cursor, met))
+        for start in range(cursor, n + 1):
+            if not searchable(lines[start - 1]):
+                continue
+            ends = [unit_end(lines, start)] if heads else []
+            if not heads:
+                end = start
+                while end <= n and searchable(lines[end - 1]):
+                    ends.append(end)
+                    end += 1
+            todo += [(end + 1, met | meets((start, end))) for end in ends]
+    return False
+
+
+def _touch_accepts(document: str, text: str, touch: Touch, heads: bool) -> bool:
     constraint = search_replace_constraint(split_lines(document), "byte", heads=heads,
                                            touch=touch)
     return accepted(constraint, text)
 
 
 _ranges = st.lists(st.tuples(st.integers(1, 12), st.integers(0, 3)), min_size=1, max_size=2)
+# One to three requirements, each one or two ranges.
+_reach = st.lists(_ranges, min_size=1, max_size=3).map(
+    lambda groups: tuple(tuple(sorted((a, a + size) for a, size in group)) for group in groups))
 
 
-@given(head_edits(), _ranges, st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 40),
-                                                 _pieces), max_size=2))
-def test_with_touch_head_blocks_are_accepted_exactly_where_one_reaches_a_range(
-        edit: tuple[str, list[Block]], ranges: list[tuple[int, int]],
+@given(head_edits(), _reach, st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 40),
+                                                _pieces), max_size=2))
+def test_with_touch_head_blocks_are_accepted_exactly_where_they_reach_every_requirement(
+        edit: tuple[str, list[Block]], touch: Touch,
         mutations: list[tuple[int, int, str]]) -> None:
     document, blocks = edit
-    touch = tuple(sorted((start, start + size) for start, size in ranges))
     text = render_heads(blocks, document)
     for at, cut, piece in mutations:
         at %= len(text) + 1
@@ -313,23 +359,15 @@ def test_with_touch_head_blocks_are_accepted_exactly_where_one_reaches_a_range(
     _agree(document, text, touch, True)
 
 
-def _agree(document: str, text: str, touch: tuple[tuple[int, int], ...], heads: bool) -> None:
-    """The constraint takes every program that reaches a range as the parser reads it, and
-    only programs that parse; where a head line occurs twice, the constraint may read a block
-    at the later one (reaching a range) where the parser takes the first (Aider's rule)."""
-    taken, reaching = (_touch_accepts(document, text, touch, heads),
-                       _touching(document, text, touch, heads))
-    assert taken >= reaching
-    if taken and not reaching:
-        keys = [search_line(line) for line in split_lines(document)]
-        assert parses(document, text, heads=heads) and len(set(keys)) < len(keys)
+def _agree(document: str, text: str, touch: Touch, heads: bool) -> None:
+    """The constraint takes exactly the programs that meet each requirement (:func:`_touching`)."""
+    assert _touch_accepts(document, text, touch, heads) == _touching(document, text, touch, heads)
 
 
-@given(ordered_edits(), _ranges)
-def test_with_touch_line_blocks_are_accepted_exactly_where_one_reaches_a_range(
-        edit: tuple[str, Program], ranges: list[tuple[int, int]]) -> None:
+@given(ordered_edits(), _reach)
+def test_with_touch_line_blocks_are_accepted_exactly_where_they_reach_every_requirement(
+        edit: tuple[str, Program], touch: Touch) -> None:
     document, program = edit
-    touch = tuple(sorted((start, start + size) for start, size in ranges))
     try:
         text = render(program, document)
     except CopygramError:
@@ -337,16 +375,20 @@ def test_with_touch_line_blocks_are_accepted_exactly_where_one_reaches_a_range(
     _agree(document, text, touch, False)
 
 
-def test_with_touch_a_program_may_edit_elsewhere_first_but_must_reach_a_range() -> None:
+def _fgh() -> tuple[str, str, str, str]:
     document = ("import os\n\ndef f(x):\n    return x\n\ndef g(y):\n    return y\n\n"
                 "def h(z):\n    return z\n")
 
     def block(head: str, body: str) -> str:
         return BLOCK_OPEN + head + DIVIDER + head + body + BLOCK_CLOSE
 
-    f, g, h = (block("def f(x):\n", "    return -x\n"), block("def g(y):\n", "    return -y\n"),
-               block("def h(z):\n", "    return -z\n"))
-    touch = ((6, 7),)  # g
+    return (document, block("def f(x):\n", "    return -x\n"),
+            block("def g(y):\n", "    return -y\n"), block("def h(z):\n", "    return -z\n"))
+
+
+def test_with_touch_a_program_may_edit_elsewhere_first_but_must_reach_a_range() -> None:
+    document, f, g, h = _fgh()
+    touch = (((6, 7),),)  # g
     assert _touch_accepts(document, g, touch, True)
     assert _touch_accepts(document, f + g, touch, True) and _touch_accepts(document, g + h,
                                                                            touch, True)
@@ -355,4 +397,19 @@ def test_with_touch_a_program_may_edit_elsewhere_first_but_must_reach_a_range() 
     assert not _touch_accepts(document, "", touch, True)
     assert _touch_accepts(document, f, (), True)
     grammar = document_lark(split_lines(document), heads=True, touch=touch)
-    assert grammar.startswith("start: uf1\n")
+    assert grammar.startswith("start: u0f1\n")
+
+
+def test_with_touch_a_program_reaches_each_definition_listed_together() -> None:
+    """"Fix bugs in f and h": both must be reached (in document order), either alone is not
+    enough; where one requirement may be met by either, one block does."""
+    document, f, g, h = _fgh()
+    both = (((3, 4),), ((9, 10),))  # f, h
+    assert _touch_accepts(document, f + h, both, True)
+    assert _touch_accepts(document, f + g + h, both, True)
+    assert not _touch_accepts(document, f, both, True)
+    assert not _touch_accepts(document, h, both, True)
+    assert not _touch_accepts(document, g + h, both, True)  # past f: it can never come back
+    assert _touch_accepts(document, h, (((3, 4), (9, 10)),), True)  # either f or h
+    with pytest.raises(ValueError, match="at most 3"):
+        document_lark(split_lines(document), heads=True, touch=both * 2)

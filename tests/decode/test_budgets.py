@@ -3,18 +3,23 @@ that carries the partial program and the run's stats, never by filling the conte
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram import (
     Copy,
+    DoneEvent,
     EditResult,
     EditSession,
     Gen,
     GenerationError,
     LengthError,
     Program,
+    RetractEvent,
+    RunawayError,
     render,
 )
 from copygram.decode.budgets import (
@@ -32,7 +37,7 @@ from copygram.decode.document import EditDocument
 from copygram.decode.stats import RunStats
 from copygram.language.lines import split_lines
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
-from copygram.testing import ScriptedBackend
+from copygram.testing import EOS, ScriptedBackend
 
 DOCUMENT = "def f(x):\n    return x + 1\n"
 
@@ -158,20 +163,41 @@ def _head_block(head: str, replacement: str, close: bool = True) -> bytes:
     return text.encode()
 
 
+def test_a_head_block_that_retypes_the_next_unit_is_stopped() -> None:
+    lines = split_lines(RUNAWAY_DOC)
+    guard = RunawayGuard(lines)
+    program = _head_block("def a(x):\n", "def a(x):\n    return -x\n\n\ndef b(x):\n"
+                          "    return x + 1\n", close=False)
+    assert guard.feed(program) is None  # two of b's lines: not yet
+    ran = guard.feed(program + b"\n")  # the third, as the document has it
+    assert ran is not None and "typed the next unit (line 5) again" in ran
+    # Byte by byte alike, and read again from the start once taken back.
+    again = RunawayGuard(lines)
+    whole = program + b"\n"
+    assert [again.feed(whole[:end]) is not None for end in range(1, len(whole) + 1)][-1]
+    again.reset()
+    assert again.feed(program) is None
+
+
 def test_a_head_block_that_retypes_two_units_after_its_own_is_stopped() -> None:
     lines = split_lines(RUNAWAY_DOC)
     guard = RunawayGuard(lines)
-    retyped = "def a(x):\n    return -x\n\n\ndef b(x):\n    return x + 1\n\n\n"
+    # b changed as it is typed again: not the next unit line for line, but two units' heads.
+    retyped = "def a(x):\n    return -x\n\n\ndef b(x):\n    return 0\n\n\n"
     program = _head_block("def a(x):\n", retyped, close=False)
     assert guard.feed(program) is None  # one unit after its own: the next one may close it
     ran = guard.feed(program + b"def c(x):\n")
     assert ran is not None and "lines 5, 9" in ran
-    # Byte by byte alike, and read again from the start once taken back.
-    again = RunawayGuard(lines)
-    whole = program + b"def c(x):\n"
-    assert [again.feed(whole[:end]) is not None for end in range(1, len(whole) + 1)][-1]
-    again.reset()
-    assert again.feed(program) is None
+
+
+def test_a_statement_nested_in_a_later_unit_is_not_a_unit_after_the_block() -> None:
+    """A fix may well write a common nested line (``for x in xs:``) that heads statements in
+    later functions: only units as deep as the block's head, or shallower, count."""
+    document = ("def a(xs):\n    return xs\n\n\ndef b(xs):\n    for x in xs:\n        print(x)"
+                "\n\n\ndef c(xs):\n    for x in xs:\n        pass\n")
+    guard = RunawayGuard(split_lines(document))
+    fix = "def a(xs):\n    for x in xs:\n        pass\n    for x in xs:\n        pass\n"
+    assert guard.feed(_head_block("def a(xs):\n", fix, close=False)) is None
 
 
 def test_blocks_that_keep_to_their_units_run_on() -> None:
@@ -186,11 +212,53 @@ def test_blocks_that_keep_to_their_units_run_on() -> None:
     assert guard.feed(program) is None
 
 
-def test_a_session_redoes_a_program_that_runs_away() -> None:
+class _Closing(ScriptedBackend):
+    """Writes ``reply`` (a program that runs away); once its cache holds ``closed`` (the
+    program with that block closed), it ends."""
+
+    closed: bytes = b""
+
+    def _next_logits(self) -> npt.NDArray[np.float32]:
+        written = bytes(t for t in self._cache[self._prompt_len :] if t < EOS)
+        if written == self.closed:
+            logits = np.zeros(self.vocab_size, dtype=np.float32)
+            logits[EOS] = 10.0
+            return logits
+        return super()._next_logits()
+
+
+def test_a_session_closes_a_block_that_runs_away_and_goes_on() -> None:
+    """The model retypes the units after its block: the session takes the program back to
+    where the next unit began, closes the block there and lets the model go on (here: it ends);
+    the events, joined, are the program kept, and the edit is the block's."""
     retyped = ("def a(x):\n    return -x\n\n\ndef b(x):\n    return x + 1\n\n\n"
                "def c(x):\n    return x + 2\n\n\ndef d(x):\n    return x + 3\n")
+    closed = _head_block("def a(x):\n", "def a(x):\n    return -x\n")
+    backend = _Closing(RUNAWAY_DOC, reply=_head_block("def a(x):\n", retyped).decode())
+    backend.closed = closed
+    session = EditSession(backend, on_damage="keep", syntax="search_replace",
+                          search_scope="head", mode="program", touch_named=False)
+    events = list(session.stream(RUNAWAY_DOC, "Negate a."))
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    result = done.result
+    assert result.text == RUNAWAY_DOC.replace("return x\n", "return -x\n")
+    assert result.program_text == closed.decode() and result.stats.runaway_closes == 1
+    assert not result.damage
+    joined = ""
+    for event in events:
+        if isinstance(event, RetractEvent):
+            joined = joined.encode()[: event.start].decode()
+        else:
+            joined += getattr(event, "text", "")
+    assert joined == result.program_text
+
+
+def test_a_block_that_runs_away_changing_what_it_retypes_is_not_closed() -> None:
+    retyped = ("def a(x):\n    return -x\n\n\ndef b(x):\n    return 0\n\n\n"
+               "def c(x):\n    return 0\n\n\ndef d(x):\n    return x + 3\n")
     backend = ScriptedBackend(RUNAWAY_DOC, reply=_head_block("def a(x):\n", retyped).decode())
     session = EditSession(backend, on_damage="keep", syntax="search_replace",
                           search_scope="head", mode="program", touch_named=False)
-    with pytest.raises(GenerationError, match="typed the units at lines 5, 9 again"):
+    with pytest.raises(RunawayError, match="typed the units at lines 5, 9 again"):
         session.edit(RUNAWAY_DOC, "Negate a.")

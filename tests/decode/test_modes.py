@@ -31,19 +31,21 @@ def backend() -> PromptedBackend:
        short=st.none() | st.integers(0, 1 << 16), prediction=st.booleans(), one=st.booleans(),
        docs=st.booleans(), listed=st.booleans(),
        language=st.sampled_from([None, "python", "java", "cpp"]),
-       rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])))
+       rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])), introduces=st.booleans())
 def test_auto_programs_long_documents_and_short_targeted_edits(
         tokens: int, threshold: int, short: int | None, prediction: bool, one: bool,
-        docs: bool, listed: bool, language: str | None, rewritten: set[str]) -> None:
+        docs: bool, listed: bool, language: str | None, rewritten: set[str],
+        introduces: bool) -> None:
     chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold,
                          auto_program_tokens=short, prediction=prediction,
                          names_definitions=one, documentation=docs, listed=listed,
                          language=language,
-                         rewrite_languages=rewritten)
+                         rewrite_languages=rewritten, introduces=introduces)
     always_rewritten = language in rewritten
     targeted = one and not docs and not listed and (short is None or tokens <= short)
     assert chosen == ("rewrite" if prediction or always_rewritten
-                      or (tokens <= threshold and not targeted) else "program")
+                      or (tokens <= threshold and not targeted)
+                      or (tokens > threshold and introduces) else "program")
     for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
         assert choose_mode(fixed, tokens, auto_rewrite_tokens=threshold,
                            prediction=prediction, names_definitions=one, language=language,
@@ -77,6 +79,10 @@ def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named(
     # Definitions named, no name introduced: head blocks' edit, so a program.
     assert session.mode_for(DOCUMENT, "Fix f.") == "program"
     assert session.mode_for(DOCUMENT, "Fix f and g.") == "rewrite"  # listed together
+    long = EditSession(backend(), mode="auto", auto_rewrite_tokens=0)  # every document long
+    assert long.mode_for(DOCUMENT, "Make it faster.") == "program"
+    assert long.mode_for(DOCUMENT, "Add a function `h_of` that doubles y.") == "rewrite"
+    assert long.mode_for(DOCUMENT, "Rename f to compute_f.") == "rewrite"
     assert session.edit(DOCUMENT, "Fix f.").mode == "program"
     for other in ("Rename f to f_plus_one.", "Fix it."):
         assert session.mode_for(DOCUMENT, other) == "rewrite"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Sequence
@@ -30,10 +31,19 @@ class BatchProfile:
 
     ``step_tolerance``: how far a batched forward's top-2 logit margin may differ from a one-token
     step's at the same position. A greedy choice from a batched row whose margin is within it is
-    re-decided with a one-token step (0 disables that: the stack's rows are exact)."""
+    re-decided with a one-token step (0 disables that: the stack's rows are exact).
+
+    ``context``: how the costs change with the context the forward attends to, ``(base, kv,
+    attention)``, or ``None`` where that was not measured (the costs then hold at any context).
+    ``costs`` were measured after ``base`` tokens; each token of context past it adds ``kv``
+    (reading its keys and values, once per forward) plus ``attention`` per appended token
+    (attending to it), both in decode steps at ``base``. A decode step pays both, so at a long
+    context it costs more too, and a batched token costs more decode steps than at ``base``:
+    :meth:`at_context`."""
 
     costs: tuple[tuple[int, float], ...]
     step_tolerance: float
+    context: tuple[int, float, float] | None = None
 
     def __post_init__(self) -> None:
         if not self.costs or self.costs[0] != (1, 1.0):
@@ -46,6 +56,11 @@ class BatchProfile:
             raise ValueError("BatchProfile.costs must be finite, positive and non-decreasing")
         if not math.isfinite(self.step_tolerance) or self.step_tolerance < 0:
             raise ValueError("BatchProfile.step_tolerance must be finite and >= 0")
+        if self.context is not None:
+            base, kv, attention = self.context
+            if base < 0 or not all(math.isfinite(v) and v >= 0 for v in (kv, attention)):
+                raise ValueError("BatchProfile.context needs base >= 0 and finite kv and "
+                                 "attention >= 0")
 
     def cost(self, n_tokens: int) -> float:
         """Modelled cost of a forward appending ``n_tokens``, in decode steps (O(points))."""
@@ -55,6 +70,20 @@ class BatchProfile:
                 return c0 + (c1 - c0) * (max(n_tokens, n0) - n0) / (n1 - n0)
         (n0, c0), (n1, c1) = points[-2:]
         return c1 + (c1 - c0) / (n1 - n0) * (n_tokens - n1)
+
+    def at_context(self, tokens: int) -> BatchProfile:
+        """This profile as forwards cost after ``tokens`` of context (:attr:`context`; itself
+        where that is ``None`` or ``tokens`` is at most its base): a forward of ``n`` costs
+        ``(cost(n) + extra * (kv + n * attention)) / (1 + extra * (kv + attention))`` decode
+        steps of that context, ``extra`` the tokens past the base. O(points)."""
+        if self.context is None or tokens <= self.context[0]:
+            return self
+        base, kv, attention = self.context
+        extra = tokens - base
+        step = 1.0 + extra * (kv + attention)
+        costs = ((1, 1.0), *((n, (c + extra * (kv + n * attention)) / step)
+                             for n, c in self.costs[1:]))
+        return dataclasses.replace(self, costs=costs)
 
 
 # Measured on a 2-core x86 CPU (`copygram bench kernel`, docs/results.md): a forward of N known tokens on
@@ -76,9 +105,16 @@ LLAMACPP_CPU_INVARIANT = BatchProfile(LLAMACPP_CPU.costs, 0.0)
 # The invariant kernels are the same code at this width (the load probe checks it). The gain is
 # the model's: Qwen2.5-Coder-0.5B batches at about the AVX2 build's cost on the same host (128
 # tokens: 48.9 steps against 51.7); `cost_curve` prices a model measured on the machine.
+# At a long context a forward also reads every cached key and value (once per forward) and
+# attends to each (per appended token): the same model, 2 vCPUs of an Intel Xeon (AVX-512),
+# batch-invariant: a decode step costs 63.0 ms at a 500-token context and 91.6 ms at 6,000, a
+# 64-token verify forward 1,339 ms and 2,454 ms (20.8 and 26.8 steps of its context), 16 tokens
+# 641 ms at 6,000; fitted, a context token costs 3.3e-5 decode steps (at 500) per forward and
+# 5.0e-5 per appended token (docs/quality.md, "Where a long file's time goes").
+_QWEN_1_5B_CONTEXT = (500, 3.3e-5, 5.0e-5)
 LLAMACPP_CPU_AVX512 = BatchProfile(((1, 1.0), (8, 4.0), (32, 10.7), (128, 37.0), (512, 148.0)),
-                                   1.0)
-LLAMACPP_CPU_AVX512_INVARIANT = BatchProfile(LLAMACPP_CPU_AVX512.costs, 0.0)
+                                   1.0, _QWEN_1_5B_CONTEXT)
+LLAMACPP_CPU_AVX512_INVARIANT = dataclasses.replace(LLAMACPP_CPU_AVX512, step_tolerance=0.0)
 # Batch-invariant on a build without that patch: the weights are not repacked, and a batched token
 # costs up to ~2x more (the same model: 128 tokens cost 76 steps against 38).
 LLAMACPP_CPU_UNPACKED = BatchProfile(((1, 1.0), (8, 5.5), (32, 19.3), (128, 76.0), (512, 324.0)),

@@ -109,8 +109,11 @@ def read_cost_curve(path: str | Path, backend: str,
 
 def with_costs(profile: BatchProfile,
                costs: tuple[tuple[int, float], ...] | None) -> BatchProfile:
-    """``profile`` priced on ``costs`` (``None``: unchanged), its near-tie tolerance kept."""
-    return profile if costs is None else dataclasses.replace(profile, costs=costs)
+    """``profile`` priced on ``costs`` (``None``: unchanged), its near-tie tolerance kept; its
+    long-context model (``BatchProfile.context``, measured for the built-in curve's model) is
+    dropped: a measured curve is priced as measured, at any context."""
+    return (profile if costs is None
+            else dataclasses.replace(profile, costs=costs, context=None))
 
 
 def config_costs(config: BackendConfig, backend: str,

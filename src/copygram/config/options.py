@@ -183,7 +183,7 @@ class SessionConfig:
     # most likely change (None: on for blocks; decode.unchanged)
     retry_unchanged: bool | None = field(default=None, metadata=ROUTE)
     # Syntax "search_replace": where the instruction targets definitions of the document, some
-    # block must reach one (None: on for blocks; language.targets.named_regions)
+    # block must reach one, each of those it lists (None: on for blocks; targets.named_reach)
     touch_named: bool | None = field(default=None, metadata=ROUTE)
     # Greedy choices read from batched rows within this margin are re-decided with a one-token
     # step (None: the backend's measured BatchProfile.step_tolerance)

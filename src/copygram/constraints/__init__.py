@@ -21,6 +21,7 @@ from copygram.constraints.vocab import Mask, Vocab, vocab_for
 from copygram.errors import ConfigError, DocumentError
 from copygram.language.formats import DEFAULT_TAGS, Family, get_format
 from copygram.language.lines import count_lines, split_lines
+from copygram.language.types import Reach
 
 Engine = Literal["llguidance", "outlines"]
 ENGINES: tuple[str, ...] = ("llguidance", "outlines")
@@ -46,14 +47,15 @@ def compile_constraint(
     search_scope: str | None = None,
     plan: bool = False,
     body_heads: bool = True,
-    touch: Sequence[tuple[int, int]] = (),
+    touch: Reach = (),
 ) -> Constraint:
     """A fresh :class:`Constraint` for editing ``document`` (text, or its split lines) in
     ``syntax``: copy tags (``"lines"``, ``"compact"``) or search/replace blocks
     (``"search_replace"``, program mode's default: head blocks unless ``search_scope`` says
     ``"lines"`` or ``"unit"``; ``plan``: a ``Plan:`` line before the blocks; ``body_heads``
-    false: no head block heads with a line inside a function's body; ``touch``: line ranges of
-    which some block's run must overlap one, the definitions an instruction names, blocks only).
+    false: no head block heads with a line inside a function's body; ``touch``:
+    requirements, each line ranges of which some block's run must overlap one, the definitions
+    an instruction names, blocks only).
 
     ``tokenizer`` is a copygram Backend, a Hugging Face fast tokenizer, an
     ``llguidance.LLTokenizer`` or ``"byte"``. Costs: the vocabulary view is built once per
@@ -117,7 +119,7 @@ class _Checked:
 def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
           n_lines: int, ordered: bool, to_end: bool, plan: bool,
           search_scope: str | None, body_heads: bool,
-          touch: Sequence[tuple[int, int]]) -> Constraint:
+          touch: Reach) -> Constraint:
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, literal_bytes(syntax))
     if engine == "llguidance":
@@ -134,7 +136,7 @@ def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: st
 def _blocks(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
             n_lines: int, ordered: bool, to_end: bool, plan: bool,
             search_scope: str | None, body_heads: bool,
-            touch: Sequence[tuple[int, int]]) -> Constraint:
+            touch: Reach) -> Constraint:
     from copygram.constraints.search_replace import search_replace_constraint
 
     lines = split_lines(document) if isinstance(document, str) else document

@@ -12,14 +12,15 @@ unit it opens (:func:`~copygram.language.units.unit_end`)::
 
     a_k: L_k TAIL f_{u(k)+1} | a_{k+1}
 
-With ``touch`` (line ranges: the definitions an instruction names, ``touch_named``), the rules
-come twice: ``uf_k``/``ua_k`` (and ``ur_k``) before a block's run has overlapped a range, with no
-empty program and no head past the last line from which a range can still be reached, and the
-rules above once one has::
+With ``touch`` (requirements, each the line ranges of a definition an instruction names,
+``touch_named``: a block's run must overlap a range of each), the rules come once more for each
+set ``S`` of requirements met so far: ``uSf_k``/``uSa_k`` (and ``uSr_k``), where the program may
+not end and may not head past the last line from which the rest can still be met, then the
+rules above once all are::
 
-    uf_k: OPEN ua_k
-    ua_k: L_k TAIL f_{u(k)+1} | ua_{k+1}       the unit of k overlaps a range
-    ua_k: L_k TAIL uf_{u(k)+1} | ua_{k+1}      it does not
+    uSf_k: OPEN uSa_k
+    uSa_k: L_k TAIL f_{u(k)+1} | uSa_{k+1}      the unit of k meets the last requirement
+    uSa_k: L_k TAIL uTf_{u(k)+1} | uSa_{k+1}    it meets those of T (S and more, not all)
 
 ``L_k`` is line k as a search part writes it; ``TAIL`` is the divider, the replacement (lines,
 none reading ``>>>>>>> REPLACE``, nor ``=======`` or ``<<<<<<< SEARCH`` unless the document has
@@ -61,7 +62,7 @@ from copygram.language.search_replace import (
     searchable,
     unheld_markers,
 )
-from copygram.language.types import LineRange
+from copygram.language.types import MAX_REACH, LineRange, Reach
 from copygram.language.units import body_lines, unit_end
 
 
@@ -108,14 +109,17 @@ def _literal(text: str) -> str:
 
 
 def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
-                  body_heads: bool = True, touch: Sequence[tuple[int, int]] = ()) -> str:
+                  body_heads: bool = True, touch: Reach = ()) -> str:
     """The per-document grammar (module doc) for the document ``lines`` (split with endings);
     with ``plan``, the program opens with one ``Plan:`` line of the model's words (at most
     :data:`MAX_PLAN_CHARS` after the prefix) before its blocks; with ``heads``, a search part is
     one head line and its block replaces the unit (module doc); without ``body_heads``, no head
     is a line inside a function's body (:func:`~copygram.language.units.body_lines`); with
-    ``touch`` (line ranges, 1-based and inclusive), some block's run must overlap one of them
-    (:func:`_untouched_rules`; where no run can, the grammar is the one without ``touch``)."""
+    ``touch`` (requirements, at most :data:`MAX_REACH`, each line ranges, 1-based and inclusive),
+    a block's run must overlap a range of each (:func:`_untouched_rules`; where no program can,
+    the grammar is the one without ``touch``)."""
+    if len(touch) > MAX_REACH:
+        raise ValueError(f"touch holds {len(touch)} requirements; at most {MAX_REACH}")
     n = len(lines)
     inside = body_lines(lines) if heads and not body_heads else frozenset()
     ok = [False] + [searchable(line) and k not in inside
@@ -125,7 +129,7 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
     for k in range(n, 0, -1):
         has_run[k] = ok[k] or has_run[k + 1]
     untouched = _untouched_rules(lines, ok, has_run, heads, touch) if touch else []
-    first = "uf1" if untouched else "f1" if has_run[1] else '""'
+    first = "u0f1" if untouched else "f1" if has_run[1] else '""'
     rules = ["start: " + ("PLAN " if plan else "") + first, *untouched]
     for k in range(1, n + 1):
         if has_run[k]:
@@ -155,58 +159,108 @@ def _after_head(k: int, has_run: Sequence[bool], lines: Sequence[str]) -> str:
 
 
 def _untouched_rules(lines: Sequence[str], ok: Sequence[bool], has_run: Sequence[bool],
-                     heads: bool, touch: Sequence[tuple[int, int]]) -> list[str]:
-    """The rules of the program before a block's run has overlapped a ``touch`` range: the same
-    blocks (``uf_k``, ``ua_k``, and without heads ``ur_k``: a run so far clear of them), but no
-    end, and no block whose run takes the cursor past the last line from which a run can still
-    reach one; a block whose run overlaps one goes on in the grammar's own rules (``f_k``,
-    ``r_k``). Empty where no run can overlap one. Linear in the document."""
+                     heads: bool, touch: Reach) -> list[str]:
+    """The rules of the program before its blocks' runs have overlapped a range of every
+    requirement of ``touch``: for each set ``S`` of requirements met so far (a bit mask), the
+    same blocks (``u{S}f_k``, ``u{S}a_k``, and without heads ``u{S}r_k``: a run so far), but no
+    end, and no block after which the rest can no longer be met; the block that meets the last
+    one goes on in the grammar's own rules (``f_k``, ``r_k``). Empty where no program can meet
+    them all. Linear in the document times the ``2 ** len(touch)`` sets."""
     n = len(lines)
-    hit = [False] * (n + 2)
-    for start, end in touch:
-        for k in range(max(1, start), min(n, end) + 1):
-            hit[k] = True
-    hits_before = [0] * (n + 2)  # hits_before[k]: touched lines among 1..k-1
-    for k in range(1, n + 1):
-        hits_before[k + 1] = hits_before[k] + hit[k]
-    # ua[k]: a block may start at line k or later and the program still reach a range;
-    # ur[k] (without heads): a run that ends at line k so far clear of every range may still.
-    ua = [False] * (n + 2)
-    ur = [False] * (n + 2)
+    full = (1 << len(touch)) - 1
+    hit = [0] * (n + 2)  # hit[k]: the requirements one of whose ranges holds line k
+    for bit, spans in enumerate(touch):
+        for start, end in spans:
+            for k in range(max(1, start), min(n, end) + 1):
+                hit[k] |= 1 << bit
     ends = {k: unit_end(lines, k) for k in range(1, n + 1) if heads and ok[k]}
+    meets = {k: _bits(hit, k, ends[k]) for k in ends}  # what a head block at k overlaps
+    # ua[S][k]: with S met, a block may start at line k or later and the program still meet
+    # every requirement; ur[S][k] (without heads): so may a run that ends at line k so far.
+    ua = [[False] * (n + 2) for _ in range(full)]
+    ur = [[False] * (n + 2) for _ in range(full)]
+
+    def goes_on(table: list[list[bool]], met: int, k: int) -> bool:
+        return met == full or table[met][k]
+
     for k in range(n, 0, -1):
-        if heads:
-            reach = ok[k] and (hits_before[ends[k] + 1] > hits_before[k] or ua[ends[k] + 1])
-        else:
-            ur[k] = (k < n and ok[k + 1] and (hit[k + 1] or ur[k + 1])) or ua[k + 1]
-            reach = ok[k] and (hit[k] or ur[k])
-        ua[k] = reach or ua[k + 1]
-    if not ua[1]:
+        for met in range(full):
+            if not heads:
+                ur[met][k] = ((k < n and ok[k + 1] and goes_on(ur, met | hit[k + 1], k + 1))
+                              or ua[met][k + 1])
+        for met in range(full):
+            if heads:
+                reach = ok[k] and goes_on(ua, met | meets[k], ends[k] + 1)
+            else:
+                reach = ok[k] and goes_on(ur, met | hit[k], k)
+            ua[met][k] = reach or ua[met][k + 1]
+    if not ua[0][1]:
         return []
+    tables = _Reach(full, hit, ends, meets, ua, ur)
     rules: list[str] = []
-    for k in range(1, n + 1):
-        if not ua[k]:
-            continue
-        rules.append(f"uf{k}: OPEN ua{k}")
-        starts = []
-        line = _literal(search_line(lines[k - 1]))
-        if heads and ok[k]:
-            following = ends[k] + 1
-            if hits_before[following] > hits_before[k]:
-                starts.append(f"{line} {_after_head(k, has_run, lines)}")
-            elif ua[following]:
-                starts.append(f"{line} TAIL uf{following}")
-        elif not heads and ok[k] and (hit[k] or ur[k]):
-            starts.append(f"{line} {'r' if hit[k] else 'ur'}{k}")
-        if ua[k + 1]:
-            starts.append(f"ua{k + 1}")
-        rules.append(f"ua{k}: " + " | ".join(starts))
-        if not heads and ok[k] and ur[k]:
-            nxt = k + 1
-            goes_on = ([f"{_literal(search_line(lines[k]))} {'r' if hit[nxt] else 'ur'}{nxt}"]
-                       if k < n and ok[nxt] and (hit[nxt] or ur[nxt]) else [])
-            ends_here = [f"TAIL uf{nxt}"] if ua[nxt] else []
-            rules.append(f"ur{k}: " + " | ".join(goes_on + ends_here))
+    for met in range(full):
+        for k in range(1, n + 1):
+            if ua[met][k]:
+                rules += _untouched_at(lines, k, met, ok, has_run, heads, tables)
+    return rules
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """:func:`_untouched_rules`' tables: ``full`` every requirement's bit; ``hit[k]`` the
+    requirements line k holds; ``ends``/``meets`` each head's unit end and the requirements its
+    unit overlaps; ``ua``/``ur`` the programs that can still meet them all, by set met."""
+
+    full: int
+    hit: list[int]
+    ends: dict[int, int]
+    meets: dict[int, int]
+    ua: list[list[bool]]
+    ur: list[list[bool]]
+
+
+def _bits(hit: Sequence[int], first: int, last: int) -> int:
+    found = 0
+    for k in range(first, last + 1):
+        found |= hit[k]
+    return found
+
+
+def _untouched_at(lines: Sequence[str], k: int, met: int, ok: Sequence[bool],
+                  has_run: Sequence[bool], heads: bool, tables: _Reach) -> list[str]:
+    """Line ``k``'s rules with the requirements ``met`` met (:func:`_untouched_rules`)."""
+    n, full, hit, ua, ur = len(lines), tables.full, tables.hit, tables.ua, tables.ur
+    rules = [f"u{met}f{k}: OPEN u{met}a{k}"]
+    starts = []
+    line = _literal(search_line(lines[k - 1]))
+    if heads and ok[k]:
+        now, following = met | tables.meets[k], tables.ends[k] + 1
+        if now == full:
+            starts.append(f"{line} {_after_head(k, has_run, lines)}")
+        elif ua[now][following]:
+            starts.append(f"{line} TAIL u{now}f{following}")
+    elif not heads and ok[k]:
+        now = met | hit[k]
+        if now == full:
+            starts.append(f"{line} r{k}")
+        elif ur[now][k]:
+            starts.append(f"{line} u{now}r{k}")
+    if ua[met][k + 1]:
+        starts.append(f"u{met}a{k + 1}")
+    rules.append(f"u{met}a{k}: " + " | ".join(starts))
+    # A run so far (without heads) reaches this line with ``met`` only where ``ur`` allows it.
+    if not heads and ok[k] and ur[met][k]:
+        nxt = k + 1
+        more = []
+        if k < n and ok[nxt]:
+            now = met | hit[nxt]
+            if now == full:
+                more.append(f"{_literal(search_line(lines[k]))} r{nxt}")
+            elif ur[now][nxt]:
+                more.append(f"{_literal(search_line(lines[k]))} u{now}r{nxt}")
+        if ua[met][nxt]:
+            more.append(f"TAIL u{met}f{nxt}")
+        rules.append(f"u{met}r{k}: " + " | ".join(more))
     return rules
 
 
@@ -227,15 +281,15 @@ class SearchReplaceGrammar:
 @functools.lru_cache(maxsize=16)
 def compile_search_replace(vocab: Vocab, lines: tuple[str, ...], plan: bool = False,
                            heads: bool = False, body_heads: bool = True,
-                           touch: tuple[tuple[int, int], ...] = ()) -> SearchReplaceGrammar:
+                           touch: Reach = ()) -> SearchReplaceGrammar:
     """Build and compile the grammar of ``lines`` (cached per document text, vocabulary,
     ``plan``, ``heads``, ``body_heads`` and ``touch``)."""
     grammar = document_lark(lines, plan, heads, body_heads, touch)
     # At a run's first line every later line is a candidate, so an Earley row holds ~2 items per
     # line: llguidance's default cap (2000 items) would stop at ~1000 lines.
     n = len(lines)
-    # With ``touch`` the rules come twice (before and after a run has reached a range).
-    copies = 2 if touch else 1
+    # With ``touch`` the rules come once per set of requirements not yet met, and once after.
+    copies = 1 << len(touch)
     limits = llguidance.LLParserLimits(max_items_in_row=max(2000, 3 * copies * n + 64),
                                        step_max_items=max(50_000, 30 * copies * n))
     template = llguidance.LLMatcher(vocab.ll_tokenizer, llguidance.grammar_from("lark", grammar),
@@ -303,19 +357,20 @@ class SearchReplaceConstraint(ProgramState):
 
 def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: bool = False,
                               heads: bool = False, body_heads: bool = True,
-                              touch: Sequence[tuple[int, int]] = ()) -> SearchReplaceConstraint:
+                              touch: Reach = ()) -> SearchReplaceConstraint:
     """A fresh constraint for search/replace programs over the document ``lines``; ``tokenizer``
     as :func:`~copygram.constraints.compile_constraint` takes it; ``plan``: the program opens
     with a ``Plan:`` line; ``heads``: search parts are head lines; ``body_heads``: a head may be
-    a line inside a function's body; ``touch``: line ranges of which some block's run must
-    overlap one (:func:`document_lark`)."""
+    a line inside a function's body; ``touch``: requirements, each line ranges of which some
+    block's run must overlap one (:func:`document_lark`)."""
     from copygram.constraints.guard import check_vocab_covers
     from copygram.constraints.vocab import vocab_for
 
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, "".join(sorted(set(BLOCK_OPEN + DIVIDER + BLOCK_CLOSE))).encode())
     return compile_search_replace(vocab, tuple(lines), plan, heads, body_heads,
-                                  tuple((int(a), int(b)) for a, b in touch)).new_constraint()
+                                  tuple(tuple((int(a), int(b)) for a, b in spans)
+                                        for spans in touch)).new_constraint()
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from copygram.decode.document import EditDocument
+from copygram.language.runaway import RUNAWAY_LINES, next_unit
 from copygram.language.search_replace import BLOCK_OPEN, DIVIDER, BlockScanner, search_line
-from copygram.language.units import unit_end
+from copygram.language.units import indentation, unit_end
 
 REPEAT_LIMIT = 8
 """Identical non-blank lines in a row that end a run: no edit writes a line eight times over."""
@@ -122,27 +123,35 @@ class RepeatGuard:
 
 
 RUNAWAY_UNITS = 2
-"""Units after its own whose first lines a head block's replacement may type again before the
-run is stopped (:class:`RunawayGuard`)."""
+"""Units after its own whose first lines a head block's replacement may type again, otherwise
+than as the document has them, before the run is stopped (:class:`RunawayGuard`)."""
 
 
 class RunawayGuard:
     """Watches a head-block program (``search_scope = "head"``) for a replacement that writes on
-    past the unit its head opens and types the units after it again: once a replacement holds,
-    in their order, the first lines of :data:`RUNAWAY_UNITS` units that follow its own in the
-    document, the run stops. Read as written such a block defines those units twice, so the
-    program would be redone in rewrite mode anyway (:mod:`copygram.decode.checked`); a small
-    model that starts to retype a file of real size from its first head otherwise spends
-    minutes on it first. A program that means to move units above its head is stopped too, and
-    rewritten. Costs O(1) per byte; the document's unit heads are read once (a unit scan)."""
+    past the unit its head opens and types the units after it again: :meth:`feed` says so once
+    a replacement holds the next unit's first :data:`~copygram.language.runaway.RUNAWAY_LINES`
+    lines as the document has them, or, in their order, the first lines of
+    :data:`RUNAWAY_UNITS` units that follow its own in the document and are as deep as its head
+    or shallower (a statement nested in a later unit, a common ``for`` line, may well be the
+    block's own change). The decode loop then closes the block where the next unit began
+    (:func:`~copygram.decode.verify.close_ran_away`), or, where the retyped lines are not the
+    document's, ends the run with a :class:`~copygram.errors.RunawayError`: read as written
+    such a block defines those units twice, and a small model that starts to retype a file of
+    real size from its first head otherwise spends minutes on it. A program that means to move
+    units above its head is stopped too, and rewritten. Costs O(1) per byte; the document's
+    unit heads are read once (a unit scan)."""
 
     def __init__(self, lines: Sequence[str], limit: int = RUNAWAY_UNITS) -> None:
         self.limit = limit
         self._lines = lines
         self._heads: dict[bytes, list[int]] = {}  # a unit's first line -> where it occurs
+        self._where: dict[bytes, list[int]] = {}  # every line -> where it occurs
         for number, line in enumerate(lines, start=1):
+            key = search_line(line).encode()
+            self._where.setdefault(key, []).append(number)
             if unit_end(lines, number) > number:
-                self._heads.setdefault(search_line(line).encode(), []).append(number)
+                self._heads.setdefault(key, []).append(number)
         self._scanner = BlockScanner()
         self.reset()
 
@@ -153,6 +162,9 @@ class RunawayGuard:
         self._run_end = 0  # the open block's unit's last line (0: no replacement open)
         self._seen: list[int] = []  # units after the run whose first line it typed again
         self._line = 0  # the program byte where the next replacement line to read starts
+        self._next = 0  # the first line of the unit after the open block's (0: none)
+        self._depth = 0  # the open block's head's indentation: units after it at most as deep
+        self._copied = 0  # lines of the next unit, from its first, typed as the document has
 
     def feed(self, program: bytes | bytearray) -> str | None:
         """Read the ``program`` (the whole of it so far; taken back, read anew); what ran away,
@@ -170,14 +182,22 @@ class RunawayGuard:
             opened = self._scanner.opened
             assert opened is not None
             head = bytes(program[opened + len(BLOCK_OPEN):divider])
-            start = next((k for k in self._heads.get(head, []) if k >= self._cursor), None)
+            start = next((k for k in self._where.get(head, []) if k >= self._cursor), None)
             self._run_end = unit_end(self._lines, start) if start else len(self._lines)
+            self._next, self._copied = next_unit(self._lines, self._run_end) or 0, 0
+            self._depth = indentation(self._lines[start - 1]) if start else 0
             self._line = divider + len(DIVIDER)
         while (newline := program.find(b"\n", self._line)) >= 0:
             line = bytes(program[self._line : newline + 1])
             self._line = newline + 1
+            if self._retypes_next(line):
+                return (f"a head block wrote on past its unit (lines up to {self._run_end}) "
+                        f"and typed the next unit (line {self._next}) again")
             after = max(self._seen, default=self._run_end)
-            found = next((k for k in self._heads.get(line, []) if k > after), None)
+            # Units as deep as the block's or shallower: a statement nested in a later unit
+            # (a common ``for`` line) may well be written by the block's own change.
+            found = next((k for k in self._heads.get(line, [])
+                          if k > after and indentation(self._lines[k - 1]) <= self._depth), None)
             if found is not None:
                 self._seen.append(found)
                 if len(self._seen) >= self.limit:
@@ -185,6 +205,21 @@ class RunawayGuard:
                             f"{self._run_end}) and typed the units at lines "
                             f"{', '.join(map(str, self._seen))} again")
         return None
+
+    def _retypes_next(self, line: bytes) -> bool:
+        """Whether replacement ``line`` makes :data:`RUNAWAY_LINES` of the next unit's lines,
+        from its first, typed in a row as the document has them."""
+        if not self._next:
+            return False
+        at = self._next - 1 + self._copied
+        if at < len(self._lines) and line == self._key(at):
+            self._copied += 1
+        else:
+            self._copied = int(line == self._key(self._next - 1))
+        return self._copied >= RUNAWAY_LINES
+
+    def _key(self, index: int) -> bytes:
+        return search_line(self._lines[index]).encode()
 
 
 __all__ = ["BLOCK_REPEATS", "MAX_BLOCK_LINES", "MIN_BLOCK_CHARS", "REPEAT_LIMIT", "RUNAWAY_UNITS",

@@ -26,6 +26,7 @@ from copygram.language.formats import Family, get_format
 from copygram.language.ops import Program
 from copygram.language.search_replace import parse as parse_blocks
 from copygram.language.syntaxes import get_syntax
+from copygram.language.types import Reach
 
 if TYPE_CHECKING:
     from copygram.constraints import Constraint
@@ -37,11 +38,12 @@ class DecodeFormat(Protocol):
     """A format as the decode loop uses it, for one session's options."""
 
     def constraint(self, setup: EditSetup, lines: Sequence[str],
-                   touch: Sequence[tuple[int, int]] = ()) -> tuple[Constraint, OpReader | None]:
+                   touch: Reach = ()) -> tuple[Constraint, OpReader | None]:
         """A fresh constraint for the document ``lines`` and the reader of its ops (``None``
-        where the program is read once complete); ``touch``: line ranges of which some block
-        must reach one (blocks only: ``touch_named``). Costs: the grammar's (milliseconds,
-        cached), and on a backend's first call its vocabulary view (seconds: ``prepare``)."""
+        where the program is read once complete); ``touch``: requirements, each line ranges of
+        which some block must reach one (blocks only: ``touch_named``). Costs: the grammar's
+        (milliseconds, cached), and on a backend's first call its vocabulary view (seconds:
+        ``prepare``)."""
         ...
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
@@ -60,7 +62,7 @@ class DecodeFormat(Protocol):
 
 
 def _constraint(setup: EditSetup, lines: Sequence[str],
-                touch: Sequence[tuple[int, int]] = ()) -> Constraint:
+                touch: Reach = ()) -> Constraint:
     from copygram.constraints import compile_constraint
 
     o = setup.options
@@ -77,7 +79,7 @@ class _Tags:
     options: SessionConfig
 
     def constraint(self, setup: EditSetup, lines: Sequence[str],
-                   touch: Sequence[tuple[int, int]] = ()) -> tuple[Constraint, OpReader | None]:
+                   touch: Reach = ()) -> tuple[Constraint, OpReader | None]:
         return _constraint(setup, lines, touch), OpReader(get_syntax(self.options.syntax))
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
@@ -107,7 +109,7 @@ class _Blocks:
     options: SessionConfig
 
     def constraint(self, setup: EditSetup, lines: Sequence[str],
-                   touch: Sequence[tuple[int, int]] = ()) -> tuple[Constraint, OpReader | None]:
+                   touch: Reach = ()) -> tuple[Constraint, OpReader | None]:
         return _constraint(setup, lines, touch), None
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,

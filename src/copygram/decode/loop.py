@@ -46,10 +46,10 @@ from copygram.decode.program_reader import OpReader
 from copygram.decode.setup import EditSetup
 from copygram.decode.stats import RunStats
 from copygram.decode.unchanged import UnchangedBlocks
-from copygram.decode.verify import splice_copy, take_back, verify_draft
+from copygram.decode.verify import close_ran_away, splice_copy, take_back, verify_draft
 from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.resolve import resolve
-from copygram.language.targets import named_regions
+from copygram.language.targets import named_reach
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -162,13 +162,14 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     guard (:class:`~copygram.decode.budgets.RunawayGuard`) and, with ``retry_unchanged`` and a
     greedy policy, the blocks that change nothing. With
     ``touch_named`` and a ``language``, where the instruction targets definitions of the
-    document (:func:`~copygram.language.targets.named_regions`), the constraint holds the
-    program to reach one: a program that reaches none is a miss, redone in rewrite mode
+    document (:func:`~copygram.language.targets.named_reach`), the constraint holds the
+    program to reach one (each of those it lists together): a program that misses one is a
+    miss, redone in rewrite mode
     (:mod:`copygram.decode.checked`), so the constraint takes away only programs that would
     be thrown away. ``None`` (a teacher's replay) leaves the program free."""
     backend, options = setup.backend, setup.options
     program_format = decode_format(options)
-    touch = (named_regions(document.text, instruction, language)
+    touch = (named_reach(document.text, instruction, language)
              if options.touch_named and language is not None else ())
     constraint, reader = program_format.constraint(setup, document.lines, touch)
     unchanged = None
@@ -185,7 +186,7 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
 
     return Job(constraint, budget, document.lines, reader,
                program_format.drafter(setup, document, instruction, constraint, reader),
-               unchanged=unchanged, on_budget=on_budget, touch_ranges=len(touch),
+               unchanged=unchanged, on_budget=on_budget, touch_ranges=sum(map(len, touch)),
                runaway=RunawayGuard(document.lines) if setup.heads else None)
 
 
@@ -238,6 +239,14 @@ def run(setup: EditSetup, prompt: list[int], policy: Policy,
     pending: int | None = None  # a token already chosen from a verification forward
     reason: StopReason | None = None
     while reason is None:
+        if meter.ran_away is not None:
+            # A head block typed the units after its own again: closed where they began.
+            retracted, closing = close_ran_away(meter, context, drafter)
+            yield retracted
+            context += closing
+            meter.check_room(closing)
+            logits, pending = meter.forward(closing), None
+            continue
         if meter.unchanged is not None:
             tick = time.perf_counter()
             retry = meter.unchanged.retry(constraint.program_bytes)

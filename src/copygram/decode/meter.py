@@ -50,6 +50,8 @@ class Meter(Forwards):
         # retry_unchanged: the choices inside replacements, and the blocks that change nothing.
         self.unchanged: UnchangedBlocks | None = None
         self.runaway: RunawayGuard | None = None  # head blocks that retype the units after
+        # What the runaway guard saw run on, until the loop closes that block (or gives up).
+        self.ran_away: str | None = None
 
     def _allowed(self) -> npt.NDArray[np.bool_]:
         tick = time.perf_counter()
@@ -103,9 +105,9 @@ class Meter(Forwards):
         if self._repeats is not None and (
                 repeated := self._repeats.feed(self._token_bytes[token])) is not None:
             raise self.error(f"{repeated}: it is looping")
-        if self.runaway is not None and (
-                ran := self.runaway.feed(self.constraint.program_bytes)) is not None:
-            raise self.error(f"{ran}: it is retyping the file")
+        if self.runaway is not None and self.ran_away is None:
+            # Noted, not raised: the loop closes the block before its next choice.
+            self.ran_away = self.runaway.feed(self.constraint.program_bytes)
         return closed
 
     def retract(self, n_tokens: int) -> int:

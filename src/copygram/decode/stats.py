@@ -39,6 +39,9 @@ class RunStats:
     # Line ranges (the definitions the instruction names) that a block had to reach
     # (touch_named; 0 where the program was free).
     touch_ranges: int = 0
+    # Head blocks that ran on into the units after their own, closed where the next one began
+    # (copygram.language.runaway.close_runaway) and the program gone on from there.
+    runaway_closes: int = 0
     gen_ops: int = 0
     copy_span_tokens: list[int] = field(default_factory=list)  # N_k of every copy splice
     forward_tokens: list[int] = field(default_factory=list)  # tokens appended by each forward

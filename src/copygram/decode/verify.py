@@ -7,6 +7,8 @@ have written another line; :func:`take_back` takes a block that changed nothing 
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -21,6 +23,8 @@ from copygram.decode.events import (
 from copygram.decode.meter import Meter
 from copygram.decode.program_reader import OpReader
 from copygram.decode.unchanged import Retry
+from copygram.errors import ConstraintError, RunawayError
+from copygram.language.runaway import close_runaway
 from copygram.language.types import LineRange
 
 if TYPE_CHECKING:
@@ -221,4 +225,45 @@ def take_back(meter: Meter, context: list[int], retry: Retry,
     return RetractEvent(start)
 
 
-__all__ = ["Verdict", "splice_copy", "take_back", "verify_draft"]
+def close_ran_away(meter: Meter, context: list[int],
+                   drafter: DraftSource | None) -> tuple[RetractEvent, list[int]]:
+    """Close the head block the runaway guard saw run on (``meter.ran_away``) where the next
+    unit began (:func:`~copygram.language.runaway.close_runaway`): take the program back to
+    the last token boundary before the lines it retyped (out of the constraint, the KV cache,
+    ``context`` and the drafter, as :func:`take_back` does), then consume the tokens of the
+    rest of the closed block (the caller appends them in one forward). Returns the retract
+    event and those tokens. Raises :class:`~copygram.errors.RunawayError` where the block does
+    not close so (its retyped lines are not the document's), and the run ends; the session then
+    redoes the edit. Costs no forward; O(program) to find the boundary."""
+    closed = close_runaway(meter.constraint.program_text, meter.lines)
+    if closed is None or len(context) != len(meter.program_ids):
+        raise meter.error(f"{meter.ran_away}: it is retyping the file", RunawayError)
+    written, target = meter.constraint.program_bytes, closed.encode()
+    common = next((i for i, (a, b) in enumerate(zip(written, target, strict=False)) if a != b),
+                  min(len(written), len(target)))
+    ends = list(itertools.accumulate(len(meter.token_bytes_of[t]) for t in meter.program_ids))
+    keep = bisect.bisect_right(ends, common)  # tokens that end at or before the common prefix
+    while keep and target[ends[keep - 1]:ends[keep - 1] + 1] and (
+            target[ends[keep - 1]] & 0xC0) == 0x80:
+        keep -= 1  # a token that ends inside a character: the character is written again
+    kept_bytes = ends[keep - 1] if keep else 0
+    n_back = len(meter.program_ids) - keep
+    start = meter.retract(n_back)
+    meter.backend.truncate(meter.backend.n_tokens - n_back)
+    del context[len(context) - n_back:]
+    if isinstance(drafter, BlockDrafter):
+        drafter.rewind(len(context))
+    meter.ran_away = None
+    tokens = meter.backend.tokenize(target[kept_bytes:].decode())
+    try:
+        for token in tokens:
+            meter.consume(token)
+    except ConstraintError as exc:
+        raise meter.error(f"the runaway block could not be closed ({exc})", RunawayError) from exc
+    if meter.ran_away is not None:  # the closed program reads as running away still
+        raise meter.error(f"{meter.ran_away}: it is retyping the file", RunawayError)
+    meter.stats.runaway_closes += 1
+    return RetractEvent(start), tokens
+
+
+__all__ = ["Verdict", "close_ran_away", "splice_copy", "take_back", "verify_draft"]

@@ -23,6 +23,10 @@ edit missed. Read against the instruction, two things show it:
   neither holds a named one nor lies in one): asked to fix ``strlen``, a program that fixed it
   and then rewrote ``add`` and ``largest_divisor`` too, breaking both. Lines outside every
   definition (imports, constants) may change;
+* an instruction that asks to **remove** a definition ("Remove the function f", "delete the
+  unused method `g`": the name right after the verb and its describing words) and an edit
+  after which the file still defines it: a model asked to remove a function that writes it
+  again, changed, reached it but did not remove it;
 * an instruction that asks for **documentation only** (it speaks of docstrings or comments,
   and, outside the text it quotes, of no code work: no fix, bug, rename, implement, refactor,
   optimise, handle, raise or return) and an edit that changed the code itself: Python's syntax
@@ -40,7 +44,6 @@ a parse of the document and a line diff (milliseconds).
 from __future__ import annotations
 
 import ast
-import difflib
 import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -48,7 +51,9 @@ from types import MappingProxyType
 from typing import Any
 
 from copygram.language import parsers
+from copygram.language.line_changes import changed_ranges, touches
 from copygram.language.lines import split_lines
+from copygram.language.types import MAX_REACH, Reach
 
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _BACKTICKS = re.compile(r"`[^`]*`")
@@ -69,9 +74,9 @@ def find_misses(before: str, after: str, instruction: str,
     regions = _definitions(before, language)
     named = sorted(words & set(regions))
     # The line diff only where a named definition needs it.
-    changed = _changed(split_lines(before), split_lines(after)) if named else []
+    changed = changed_ranges(split_lines(before), split_lines(after)) if named else []
     def reached(name: str) -> bool:
-        return any(_touches(changed, start, end) for start, end in regions[name])
+        return any(touches(changed, start, end) for start, end in regions[name])
 
     if named and not any(reached(name) for name in named):
         listed = ", ".join(named)
@@ -89,6 +94,11 @@ def find_misses(before: str, after: str, instruction: str,
         if strayed:
             misses.append(f"the instruction names {', '.join(named)} and the edit also changed "
                           f"{', '.join(strayed)}, which it does not name")
+    if regions:
+        kept = [name for name in _removed(instruction) if name in regions
+                and name in _definitions(after, language)]
+        misses += [f"the instruction asks to remove {name} and the edit kept its definition"
+                   for name in kept]
     if documentation_only(instruction) and _code_changed(before, after, language):
         misses.append("the instruction asks for documentation only and the edit changed the "
                       "code")
@@ -100,6 +110,18 @@ def find_misses(before: str, after: str, instruction: str,
     return tuple(misses)
 
 
+# "Remove the unused function f", "delete `g`": the name right after the verb and its
+# describing words. "Remove the print call from f" names ``print``, no definition: nothing.
+_REMOVE = re.compile(r"\b(?:remove|delete|drop)\s+(?:(?:the|a|an|unused|dead|old|function|"
+                     r"method|class|constant|variable|field|helper|definition|global)\s+)*"
+                     r"`?([A-Za-z_$][A-Za-z0-9_$]*)", re.IGNORECASE)
+
+
+def _removed(instruction: str) -> list[str]:
+    """The names ``instruction`` asks to remove (:data:`_REMOVE`)."""
+    return [match.group(1) for match in _REMOVE.finditer(instruction)]
+
+
 def targets_definitions(document: str, instruction: str, language: str | None) -> bool:
     """Whether ``instruction`` names a definition of ``document`` and introduces no name
     (module doc): an edit of code the document already has ("Fix bugs in median", "Remove the
@@ -109,22 +131,32 @@ def targets_definitions(document: str, instruction: str, language: str | None) -
     words = set(_WORD.findall(instruction))
     if not words & set(_definitions(document, language)):
         return False
-    return not (_introduced(instruction) - set(_WORD.findall(document)))
+    return not introduces_names(document, instruction)
 
 
-def named_regions(document: str, instruction: str,
-                  language: str | None) -> tuple[tuple[int, int], ...]:
-    """The line ranges (1-based, inclusive, sorted; each definition with the comment block
-    right above it) of the definitions of ``document`` that ``instruction`` names, where it
-    targets them (:func:`targets_definitions`: it names one and introduces no name); empty
-    otherwise. An edit that changes none of them is a miss (:func:`find_misses`), so head
-    blocks may be held to reach one (``touch_named``, docs/config.md). Milliseconds (the
-    definitions are cached per document)."""
+def introduces_names(document: str, instruction: str) -> bool:
+    """Whether ``instruction`` introduces a name ``document`` lacks: one it writes as code (in
+    backticks, snake_case or lowerCamelCase; module doc) that the document nowhere holds (an
+    added function, a rename's new name, a new constant). Microseconds a page."""
+    return bool(_introduced(instruction) - set(_WORD.findall(document)))
+
+
+def named_reach(document: str, instruction: str, language: str | None) -> Reach:
+    """What a program must reach where ``instruction`` targets definitions of ``document``
+    (:func:`targets_definitions`: it names one and introduces no name), as ``touch_named`` holds
+    head blocks to it: each definition it lists together with others, where it lists two to
+    :data:`~copygram.language.types.MAX_REACH` ("Fix bugs in parse and render": an edit that
+    leaves one as it was is a miss, :func:`find_misses`), else any one it names; each as its
+    line ranges (1-based, inclusive, sorted; with the comment block right above). Empty where
+    it targets none. Milliseconds (the definitions are cached per document)."""
     if not targets_definitions(document, instruction, language):
         return ()
     regions = _definitions(document, language)
+    listed = sorted({name for group in _listed(instruction, regions) for name in group})
+    if 2 <= len(listed) <= MAX_REACH:
+        return tuple(tuple(sorted(set(regions[name]))) for name in listed)
     named = set(_WORD.findall(instruction)) & set(regions)
-    return tuple(sorted({span for name in named for span in regions[name]}))
+    return (tuple(sorted({span for name in named for span in regions[name]})),)
 
 
 def lists_definitions(document: str, instruction: str, language: str | None) -> bool:
@@ -168,15 +200,6 @@ def _listed(instruction: str, defined: Mapping[str, object]) -> list[list[str]]:
     return [group for group in groups if len(set(group)) > 1]
 
 
-def _changed(before: Sequence[str], after: Sequence[str]) -> list[tuple[int, int]]:
-    """The edit's changes as ``(i1, i2)`` ranges of ``before``'s 0-based lines (``i1 == i2``:
-    lines inserted before line ``i1``); a change of blank lines or trailing spaces alone is no
-    change (it reaches nothing an instruction names)."""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return [(i1, i2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-            if tag != "equal" and _text(before[i1:i2]) != _text(after[j1:j2])]
-
-
 def _strayed(regions: Mapping[str, tuple[tuple[int, int], ...]], named: Sequence[str],
              changed: Sequence[tuple[int, int]]) -> list[str]:
     """The definitions the edit changed inside (a line of one changed, or lines inserted between
@@ -188,25 +211,8 @@ def _strayed(regions: Mapping[str, tuple[tuple[int, int], ...]], named: Sequence
         return any((start <= a and b <= end) or (a <= start and end <= b) for a, b in spans)
 
     return sorted(name for name, ranges in regions.items() if name not in named
-                  and any(_touches(changed, a, b, after=False) and not related(a, b)
+                  and any(touches(changed, a, b, after=False) and not related(a, b)
                           for a, b in ranges))
-
-
-def _text(lines: Sequence[str]) -> list[str]:
-    return [line.rstrip() for line in lines if line.strip()]
-
-
-def _touches(changed: Sequence[tuple[int, int]], start: int, end: int, *,
-             after: bool = True) -> bool:
-    """Whether a change falls in lines ``start..end`` (1-based): a changed line among them, or
-    lines inserted between two of them or (``after``) right after the last."""
-    first, last = start - 1, end - 1  # 0-based, inclusive
-    for i1, i2 in changed:
-        if i1 == i2 and first < i1 <= last + after:
-            return True
-        if i1 < i2 and i1 <= last and i2 > first:
-            return True
-    return False
 
 
 _DOCS = re.compile(r"\b(?:docstrings?|comments?|documentation)\b", re.IGNORECASE)
@@ -375,5 +381,5 @@ def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int
                    node.start_point[0] + 1, node.end_point[0] + 1)
 
 
-__all__ = ["documentation_only", "find_misses", "lists_definitions", "named_regions",
-           "targets_definitions"]
+__all__ = ["documentation_only", "find_misses", "introduces_names", "lists_definitions",
+           "named_reach", "targets_definitions"]

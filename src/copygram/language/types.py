@@ -17,3 +17,12 @@ class LineRange(NamedTuple):
     @property
     def n_lines(self) -> int:
         return self.end - self.start + 1
+
+
+Reach = tuple[tuple[tuple[int, int], ...], ...]
+"""What a program must reach (``touch_named``): one entry per requirement, each the line ranges
+(1-based, inclusive) of which some block must overlap one; every requirement must be met."""
+
+MAX_REACH = 3
+"""The most requirements a :data:`Reach` holds: a constraint's rules come once per set of
+requirements not yet met (``2 ** n - 1`` copies), so three names listed together cost 7."""

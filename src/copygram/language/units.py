@@ -61,7 +61,8 @@ _GOES_ON = ("{", "(", "[", ":")
 _CLAUSES = ("else", "elif", "except", "finally")
 
 
-def _indent(text: str) -> int:
+def indentation(text: str) -> int:
+    """The width of ``text``'s leading spaces and tabs (a tab counts one)."""
     return len(text) - len(text.lstrip(" \t"))
 
 
@@ -89,14 +90,14 @@ def layout_end(lines: Sequence[str], start: int) -> int:
     head = lines[start - 1].rstrip("\r\n")
     if not head.strip():
         return start
-    depth = _indent(head)
+    depth = indentation(head)
     decorating = head.lstrip().startswith("@")
     end = start
     for number in range(start + 1, len(lines) + 1):
         text = lines[number - 1].rstrip("\r\n")
         if not text.strip():
             continue  # a blank line belongs to the unit only where a later line does
-        indent = _indent(text)
+        indent = indentation(text)
         if indent > depth:
             end = number
             continue
@@ -195,12 +196,12 @@ def _body_lines(lines: tuple[str, ...]) -> frozenset[int]:
 def _comments_after(lines: Sequence[str], start: int, end: int) -> int:
     """``end``, or further on over the comment lines indented deeper than line ``start`` that
     follow it (blank lines among them), as the layout reads them."""
-    depth, last = _indent(lines[start - 1]), end
+    depth, last = indentation(lines[start - 1]), end
     for number in range(end + 1, len(lines) + 1):
         text = lines[number - 1]
         if not text.strip():
             continue
-        if _indent(text) <= depth or not text.strip().startswith(("#", "//", "/*", "*")):
+        if indentation(text) <= depth or not text.strip().startswith(("#", "//", "/*", "*")):
             break
         last = number
     return last
@@ -221,7 +222,7 @@ def _statement_ends(text: str, lines: Sequence[str]) -> dict[int, int] | None:
                     id(node) in top or isinstance(node, _PY_DEFINITIONS)):
                 continue
             first = node.lineno
-            if node.col_offset == _indent(lines[first - 1]):
+            if node.col_offset == indentation(lines[first - 1]):
                 ends.setdefault(first, node.end_lineno)
             for decorator in getattr(node, "decorator_list", ()):
                 ends.setdefault(decorator.lineno, node.end_lineno)
@@ -252,7 +253,7 @@ def _node_ends(root: Any, lines: Sequence[str]) -> dict[int, int]:
         row, column = node.start_point
         kind = node.type
         if ((top and "comment" not in kind) or kind in _TS_DEFINITIONS) \
-                and column == _indent(lines[row]):
+                and column == indentation(lines[row]):
             # A node whose text takes its line's ending in (a C #include) ends a line earlier.
             last, at = node.end_point
             ends.setdefault(row + 1, max(row + 1, last + (at > 0)))
@@ -267,7 +268,7 @@ def closing_line(lines: Sequence[str], start: int, end: int) -> bool:
         return False
     head, last = lines[start - 1].rstrip("\r\n"), lines[end - 1].rstrip("\r\n")
     stripped = last.strip()
-    return (_indent(last) == _indent(head) and stripped[:1] in _CLOSERS
+    return (indentation(last) == indentation(head) and stripped[:1] in _CLOSERS
             and not stripped.endswith(_GOES_ON))
 
 
@@ -275,11 +276,11 @@ def header_end(lines: Sequence[str], start: int) -> int:
     """The last line of the header of the unit whose head is line ``start``: the head and the
     lines after it at its indentation (a decorated definition's) before the first line indented
     deeper (the body); the unit's last line where it has no body."""
-    depth = _indent(lines[start - 1].rstrip("\r\n"))
+    depth = indentation(lines[start - 1].rstrip("\r\n"))
     end = start
     for number in range(start + 1, unit_end(lines, start) + 1):
         text = lines[number - 1].rstrip("\r\n")
-        if text.strip() and _indent(text) > depth:
+        if text.strip() and indentation(text) > depth:
             break
         end = number
     return end
@@ -296,7 +297,7 @@ def opens_body(text: str, head: str) -> bool:
     non-blank line is at ``head``'s indentation or less and opens a block (ends with ``{``,
     ``(``, ``[`` or ``:``)."""
     last = _last_written(text)
-    return (last is not None and _indent(last) <= _indent(head.rstrip("\r\n"))
+    return (last is not None and indentation(last) <= indentation(head.rstrip("\r\n"))
             and last.endswith(_GOES_ON))
 
 
@@ -304,7 +305,7 @@ def leaves_open(text: str, head: str) -> bool:
     """Whether ``text`` (a unit written again) ends inside its body: its last non-blank line is
     indented deeper than ``head``, so the unit's closing line is still to come."""
     last = _last_written(text)
-    return last is not None and _indent(last) > _indent(head.rstrip("\r\n"))
+    return last is not None and indentation(last) > indentation(head.rstrip("\r\n"))
 
 
 _LABELS = ("case", "default", "public", "private", "protected")
@@ -317,7 +318,7 @@ def closes_with_brackets(lines: Sequence[str]) -> bool:
     with ``:`` (a ``:`` line followed by a deeper one, not a ``case``/``default`` or access
     label; so a Python file with a dict literal stays Python, and a C file with a ``switch``
     stays braced). Cost: one pass over the lines."""
-    written = [(line.strip(), _indent(line)) for line in lines if line.strip()]
+    written = [(line.strip(), indentation(line)) for line in lines if line.strip()]
     opened: set[int] = set()
     closed = False
     braces = colons = 0
@@ -332,5 +333,5 @@ def closes_with_brackets(lines: Sequence[str]) -> bool:
     return closed and braces >= colons
 
 
-__all__ = ["closes_with_brackets", "closing_line", "header_end", "layout_end", "leaves_open",
-           "opens_body", "unit_end"]
+__all__ = ["closes_with_brackets", "closing_line", "header_end", "indentation", "layout_end",
+           "leaves_open", "opens_body", "unit_end"]

@@ -120,3 +120,42 @@ def test_misses_in_a_row_discount_a_source_down_to_a_floor() -> None:
         assert lengths.acceptance("lookup", misses=misses) == pytest.approx(fresh * 0.4)
     # On a backend where a few drafted tokens cost almost nothing, a lost source still drafts.
     assert lengths.length("lookup", misses=30) >= 1
+
+
+def test_at_a_long_context_the_measured_forwards_cost_what_was_measured() -> None:
+    """The AVX-512 llama.cpp profile's long-context model against its measurement (Qwen2.5-
+    Coder-1.5B, 2 vCPUs of an Intel Xeon: 16 and 64 tokens at a 6,000-token context cost 7.0
+    and 26.8 decode steps of that context), and drafts priced there are no longer."""
+    from copygram.backends.base import LLAMACPP_CPU_AVX512, LLAMACPP_CPU_AVX512_INVARIANT
+
+    long = LLAMACPP_CPU_AVX512.at_context(6000)
+    assert long.cost(64) == pytest.approx(26.8, rel=0.05)
+    assert long.cost(16) == pytest.approx(7.0, rel=0.1)
+    assert LLAMACPP_CPU_AVX512.at_context(400) is LLAMACPP_CPU_AVX512  # at or below the base
+    assert LLAMACPP_CPU_AVX512_INVARIANT.at_context(6000).costs == long.costs
+    assert LLAMACPP_CPU.at_context(6000) is LLAMACPP_CPU  # not measured: as it is
+    short_lengths = DraftLength(64, LLAMACPP_CPU_AVX512, {"line": (9, 1)})
+    long_lengths = DraftLength(64, long, {"line": (9, 1)})
+    assert long_lengths.length("line") <= short_lengths.length("line")
+
+
+@given(st.lists(st.floats(0.1, 8.0), min_size=1, max_size=5), st.integers(0, 5000),
+       st.integers(0, 40_000), st.floats(0.0, 1e-3), st.floats(0.0, 1e-3))
+def test_a_profile_at_any_context_prices_a_forward_s_time_in_that_context_s_steps(
+        steps: list[float], base: int, tokens: int, kv: float, attention: float) -> None:
+    """At a longer context the curve is still a profile (one decode step at one token, never
+    falling), and a forward's time, in decode steps at the base, is the same both ways: its
+    cost there plus what the extra context adds, or its cost at the context times that
+    context's decode step."""
+    points, cost = [], 1.0
+    for n, step in enumerate(steps, start=1):
+        cost += step
+        points.append((2 ** n, cost))
+    base_profile = BatchProfile(((1, 1.0), *points), 0.0, (base, kv, attention))
+    at = base_profile.at_context(tokens)  # checked by BatchProfile itself
+    extra = max(0, tokens - base)
+    step = 1 + extra * (kv + attention)
+    for n in (1, 3, *(n for n, _ in points)):
+        assert at.cost(n) * step == pytest.approx(base_profile.cost(n) + extra * (kv + n * attention))
+    with pytest.raises(ValueError, match="context"):
+        BatchProfile(((1, 1.0), (8, 3.0)), 0.0, (100, -1.0, 0.0))

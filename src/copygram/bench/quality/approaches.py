@@ -249,6 +249,8 @@ def program_approach(session: EditSession) -> Approach:
                                                 if result.redone is not None else ""),
                              # The named definitions' ranges a program was held to reach.
                              "touch_ranges": (result.redone or result).stats.touch_ranges,
+                             # Runaway head blocks closed where the next unit began.
+                             "runaway_closes": (result.redone or result).stats.runaway_closes,
                              "redone_damage": ("; ".join(str(d) for d in result.redone.damage)
                                                if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s

@@ -120,8 +120,9 @@ class PredictionDrafter:
         self._history = NgramIndex(config.max_ngram)  # the output so far, for echo drafts
         self._context = NgramIndex(config.max_ngram)  # the prompt, for prompt drafts
         self._context.extend(context)
-        self.sizer = DraftSizer(config.max_tokens, profile, config.adaptive, self.PRIORS,
-                                self.RUNS)
+        # Forwards cost more at a long context: priced halfway through the prediction.
+        at = None if profile is None else profile.at_context(len(context) + len(self._tokens) // 2)
+        self.sizer = DraftSizer(config.max_tokens, at, config.adaptive, self.PRIORS, self.RUNS)
         self.anchor = 0  # the prediction line the current output line should match
         # Whether the last finished output line was the anchored prediction line itself: a line
         # drafted at the start of the next one is then a continuation, else a guess (rejoin).
