@@ -196,7 +196,7 @@ def _untouched_rules(lines: Sequence[str], ok: Sequence[bool], has_run: Sequence
             ua[met][k] = reach or ua[met][k + 1]
     if not ua[0][1]:
         return []
-    tables = _Reach(full, hit, ends, meets, ua, ur)
+    tables = _ReachTables(full, hit, ends, meets, ua, ur)
     rules: list[str] = []
     for met in range(full):
         for k in range(1, n + 1):
@@ -206,7 +206,7 @@ def _untouched_rules(lines: Sequence[str], ok: Sequence[bool], has_run: Sequence
 
 
 @dataclass(frozen=True)
-class _Reach:
+class _ReachTables:
     """:func:`_untouched_rules`' tables: ``full`` every requirement's bit; ``hit[k]`` the
     requirements line k holds; ``ends``/``meets`` each head's unit end and the requirements its
     unit overlaps; ``ua``/``ur`` the programs that can still meet them all, by set met."""
@@ -227,7 +227,7 @@ def _bits(hit: Sequence[int], first: int, last: int) -> int:
 
 
 def _untouched_at(lines: Sequence[str], k: int, met: int, ok: Sequence[bool],
-                  has_run: Sequence[bool], heads: bool, tables: _Reach) -> list[str]:
+                  has_run: Sequence[bool], heads: bool, tables: _ReachTables) -> list[str]:
     """Line ``k``'s rules with the requirements ``met`` met (:func:`_untouched_rules`)."""
     n, full, hit, ua, ur = len(lines), tables.full, tables.hit, tables.ua, tables.ur
     rules = [f"u{met}f{k}: OPEN u{met}a{k}"]

@@ -147,8 +147,8 @@ class RunawayGuard:
         self._lines = lines
         self._heads: dict[bytes, list[int]] = {}  # a unit's first line -> where it occurs
         self._where: dict[bytes, list[int]] = {}  # every line -> where it occurs
-        for number, line in enumerate(lines, start=1):
-            key = search_line(line).encode()
+        self._keys = [search_line(line).encode() for line in lines]  # as a replacement types it
+        for number, (line, key) in enumerate(zip(lines, self._keys, strict=True), start=1):
             self._where.setdefault(key, []).append(number)
             if unit_end(lines, number) > number:
                 self._heads.setdefault(key, []).append(number)
@@ -212,14 +212,11 @@ class RunawayGuard:
         if not self._next:
             return False
         at = self._next - 1 + self._copied
-        if at < len(self._lines) and line == self._key(at):
+        if at < len(self._keys) and line == self._keys[at]:
             self._copied += 1
         else:
-            self._copied = int(line == self._key(self._next - 1))
+            self._copied = int(line == self._keys[self._next - 1])
         return self._copied >= RUNAWAY_LINES
-
-    def _key(self, index: int) -> bytes:
-        return search_line(self._lines[index]).encode()
 
 
 __all__ = ["BLOCK_REPEATS", "MAX_BLOCK_LINES", "MIN_BLOCK_CHARS", "REPEAT_LIMIT", "RUNAWAY_UNITS",

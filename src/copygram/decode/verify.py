@@ -215,14 +215,21 @@ def take_back(meter: Meter, context: list[int], retry: Retry,
     if len(context) != len(meter.program_ids):
         raise meter.error("retry_unchanged: the context is not the program (a bug: please "
                           "report it)")
-    n_back = len(meter.program_ids) - retry.index
+    start = _retract(meter, context, drafter, len(meter.program_ids) - retry.index)
+    meter.stats.unchanged_retries += 1
+    return RetractEvent(start)
+
+
+def _retract(meter: Meter, context: list[int], drafter: DraftSource | None,
+             n_back: int) -> int:
+    """Take the last ``n_back`` program tokens out of the constraint, the KV cache, ``context``
+    and the drafter (a program whose context is its tokens); the byte the text resumes from."""
     start = meter.retract(n_back)
     meter.backend.truncate(meter.backend.n_tokens - n_back)
     del context[len(context) - n_back:]
     if isinstance(drafter, BlockDrafter):
         drafter.rewind(len(context))
-    meter.stats.unchanged_retries += 1
-    return RetractEvent(start)
+    return start
 
 
 def close_ran_away(meter: Meter, context: list[int],
@@ -247,12 +254,7 @@ def close_ran_away(meter: Meter, context: list[int],
             target[ends[keep - 1]] & 0xC0) == 0x80:
         keep -= 1  # a token that ends inside a character: the character is written again
     kept_bytes = ends[keep - 1] if keep else 0
-    n_back = len(meter.program_ids) - keep
-    start = meter.retract(n_back)
-    meter.backend.truncate(meter.backend.n_tokens - n_back)
-    del context[len(context) - n_back:]
-    if isinstance(drafter, BlockDrafter):
-        drafter.rewind(len(context))
+    start = _retract(meter, context, drafter, len(meter.program_ids) - keep)
     meter.ran_away = None
     tokens = meter.backend.tokenize(target[kept_bytes:].decode())
     try:
