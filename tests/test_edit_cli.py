@@ -362,6 +362,23 @@ def test_progress_on_a_terminal_redraws_one_line() -> None:
                                  + "\n")
 
 
+def test_a_long_prompt_shows_how_far_it_is_read() -> None:
+    stream = io.StringIO()
+    progress = edit_cli._Progress(stream, True, _Clock(2.0))  # created at t=2
+    for done in (0, 1024, 2048, 3000):  # t = 4 .. 10; the last: read, no line
+        progress.prefill(done, 3000, 0)
+    progress.prefill(0, 900, 0)  # a short prompt: no line
+    for done in (1200, 1232, 21200):  # t = 14 .. 18: 32 tokens in 2 s, 20,000 in 4 s
+        progress.prefill(done, 41200, 1200)
+    assert stream.getvalue() == (
+        "copygram: reading the prompt: 0 of 3000 tokens\n"
+        "copygram: reading the prompt: 1024 of 3000 tokens (512 tokens/s, ~4 s left)\n"
+        "copygram: reading the prompt: 2048 of 3000 tokens (512 tokens/s, ~2 s left)\n"
+        "copygram: reading the prompt: 1200 of 41200 tokens (1200 found in the cache)\n"
+        "copygram: reading the prompt: 1232 of 41200 tokens (16 tokens/s, ~42 min left)\n"
+        "copygram: reading the prompt: 21200 of 41200 tokens (5000 tokens/s, ~4 s left)\n")
+
+
 def test_an_error_on_a_terminal_starts_on_a_line_of_its_own(
     monkeypatch: pytest.MonkeyPatch, doc: Path
 ) -> None:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         DoneEvent,
         EditResult,
         Event,
+        PrefillEvent,
         RedoEvent,
         RetractEvent,
         SpanEvent,
@@ -72,9 +73,9 @@ __version__ = _version()
 
 _LAZY = {
     "EditSession": "copygram.session",
-    **dict.fromkeys(("EditResult", "Event", "CopyEvent", "DoneEvent", "RedoEvent",
-                     "RetractEvent", "Completion", "CompletionEvent", "SpanEvent", "StopReason",
-                     "TokenEvent"), "copygram.decode.events"),
+    **dict.fromkeys(("EditResult", "Event", "CopyEvent", "DoneEvent", "PrefillEvent",
+                     "RedoEvent", "RetractEvent", "Completion", "CompletionEvent", "SpanEvent",
+                     "StopReason", "TokenEvent"), "copygram.decode.events"),
     "Sampling": "copygram.decode.sampling",
     "DraftConfig": "copygram.decode.drafting",
     **dict.fromkeys(("SessionConfig", "Config", "parse_config"), "copygram.config"),
@@ -122,6 +123,7 @@ __all__ = [
     "LineRange",
     "MissingDependencyError",
     "Op",
+    "PrefillEvent",
     "Program",
     "ProgramSyntaxError",
     "RangeError",

@@ -12,8 +12,10 @@ token: a recorder for code that feeds known tokens (the teacher-forced baselines
 :class:`TwoMindsBackend` replies one text but holds a second as its runner-up.
 :class:`PromptedBackend` replies to each prompt by what the prompt says (a program to program
 mode's prompt, a rewrite to rewrite mode's).
-:class:`SplitPromptBackend` takes a prompt that arrives in several forwards (a plain greedy
-decode splices all but the prompt's last token, then decodes that one alone). Every forward is
+:class:`BatchedBackend` runs a splice in batches, as llama.cpp (a long prompt's prefill comes in
+several). :class:`SplitPromptBackend` takes a prompt that arrives in several forwards (a plain
+greedy decode splices all but the prompt's last token, then decodes that one alone). Every
+forward is
 recorded in :attr:`ScriptedBackend.calls`; bad calls raise the
 :class:`~copygram.errors.BackendError` a real backend raises.
 """
@@ -38,8 +40,8 @@ from copygram.language.syntaxes import get_syntax
 if TYPE_CHECKING:
     import llguidance
 
-__all__ = ["EOS", "Call", "PromptedBackend", "ScriptedBackend", "SplitPromptBackend",
-           "TwoMindsBackend", "default_model_path"]
+__all__ = ["EOS", "BatchedBackend", "Call", "PromptedBackend", "ScriptedBackend",
+           "SplitPromptBackend", "TwoMindsBackend", "default_model_path"]
 
 EOS = 256
 """The fake vocabulary's one special token: ids 0..255 are the bytes."""
@@ -202,6 +204,24 @@ class ScriptedBackend:
         self.calls.append(Call("restore", snapshot.ids))
         self._cache = list(snapshot.ids)
         self._in_prompt = True  # a snapshot is a prompt's prefix: the next forward ends it
+
+
+@dataclass
+class BatchedBackend(ScriptedBackend):
+    """A :class:`ScriptedBackend` that runs a splice in batches of ``n_batch`` tokens, as
+    llama.cpp does (:class:`~copygram.backends.base.Batched`): the decode loop splices a long
+    prompt in such batches, asking no logits of any but the last, so a forward that asks none
+    does not end the prompt here."""
+
+    n_batch: int = 16
+
+    def splice_all(self, ids: Sequence[int], *,
+                   rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
+        in_prompt = self._in_prompt
+        out = super().splice_all(ids, rows=rows)
+        if in_prompt and rows is not None and not rows:
+            self._in_prompt = True  # the next forward still belongs to the prompt
+        return out
 
 
 class SplitPromptBackend(ScriptedBackend):

@@ -60,6 +60,28 @@ def test_splice_longer_than_the_batch_limit_equals_one_prefill(backend: object) 
         small.close()
 
 
+def test_a_prompt_read_in_its_batches_computes_what_one_splice_computes(backend: object) -> None:
+    from copygram.backends.base import Batched
+    from copygram.backends.llamacpp import LlamaCppBackend
+    from copygram.decode.forwards import prefill, prefill_steps
+
+    assert isinstance(backend, LlamaCppBackend)
+    small = LlamaCppBackend(backend.model_path, n_ctx=512, n_batch=32)
+    try:
+        assert isinstance(small, Batched)
+        ids = read_facts(backend).random_text(5, 100)
+        done = [event.done for event in prefill_steps(small, ids)]
+        assert done == [0, 32, 64, 96, 100] and small.cached_ids == ids
+        small.truncate(0)
+        whole = small.splice(ids)
+        small.truncate(0)
+        stepped, spliced = prefill(small, ids)
+        # The same batches (the backend's own n_batch), so the same numbers, bit for bit.
+        assert spliced == 100 and np.array_equal(stepped, whole)
+    finally:
+        small.close()
+
+
 def test_a_restored_snapshot_computes_what_follows_as_the_prefix_spliced_again(
         backend: object) -> None:
     from copygram.backends.llamacpp import LlamaCppBackend

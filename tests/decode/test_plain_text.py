@@ -13,6 +13,7 @@ from copygram.decode.events import (
     Completion,
     CompletionEvent,
     DoneEvent,
+    PrefillEvent,
     SpanEvent,
     TokenEvent,
 )
@@ -29,7 +30,10 @@ def run(events: list[CompletionEvent]) -> Completion:
     """The result, after checking the stream: done last, the texts adding up to the result."""
     *body, done = events
     assert isinstance(done, DoneEvent)
-    assert all(isinstance(event, (TokenEvent, SpanEvent)) for event in body)
+    # The prompt is read first, then the tokens come.
+    prefills = [event for event in body if isinstance(event, PrefillEvent)]
+    assert body[: len(prefills)] == prefills and prefills[-1].done == prefills[-1].total
+    assert all(isinstance(event, (TokenEvent, SpanEvent)) for event in body[len(prefills):])
     assert "".join(event.text for event in events) == done.result.text
     tokens = [t for e in body if isinstance(e, (TokenEvent, SpanEvent))
               for t in ((e.token_id,) if isinstance(e, TokenEvent) else e.token_ids)]

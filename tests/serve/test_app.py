@@ -15,7 +15,7 @@ import pytest
 
 from copygram.decode.prompt import REWRITE_SYSTEM
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
-from copygram.testing import PromptedBackend, ScriptedBackend, TwoMindsBackend
+from copygram.testing import BatchedBackend, PromptedBackend, ScriptedBackend, TwoMindsBackend
 from tests.serve.conftest import DOCUMENT, EDITED, MODEL, PROGRAM, FlakyBackend, MakeClient
 
 if TYPE_CHECKING:
@@ -254,6 +254,21 @@ def test_a_streamed_edit_sends_the_programs_events(make_client: MakeClient) -> N
     joined = "".join(str(t["text"]) for t in tokens).encode()
     assert program.startswith(joined) and len(joined) == int(str(tokens[-1]["end"]))
     assert [(c["start"], c["end"]) for c in copies] == [(1, 1), (3, 5)]
+
+
+def test_a_streamed_edit_says_how_far_its_prompt_is_read(make_client: MakeClient) -> None:
+    client = make_client(BatchedBackend(DOCUMENT, PROGRAM, n_batch=64))
+    events = [e for e in sse_events(client.post("/v1/edits", json={**EDIT, "stream": True}).text)
+              if isinstance(e, dict)]
+    kinds = [e["type"] for e in events]
+    prefills = [e for e in events if e["type"] == "prefill"]
+    total = int(str(events[-1]["usage"]["prompt_tokens"]))
+    # After the first batch (a batch that fails is still a status code), one event a batch,
+    # all before the program's first token.
+    assert [e["done"] for e in prefills] == [*range(64, total, 64), total]
+    assert all(e["total"] == total and e["cached"] == 0 for e in prefills)
+    assert kinds.index("token") > kinds.index("prefill") + len(prefills) - 1
+    assert events[-1]["text"] == EDITED
 
 
 def test_a_failed_generation_is_a_500_and_the_next_request_is_served(

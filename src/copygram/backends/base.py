@@ -139,6 +139,16 @@ TRANSFORMERS_CUDA = BatchProfile(((1, 1.0), (8, 1.05), (32, 1.1), (128, 1.3), (5
 
 
 @runtime_checkable
+class Batched(Protocol):
+    """A backend that runs a splice in batches of ``n_batch`` tokens (llama.cpp): a prompt spliced
+    in pieces of ``n_batch`` runs the same batches as one splice of it, so the cache is the same
+    bit for bit, and the decode loop says how far a long prompt has got between them
+    (:class:`~copygram.decode.events.PrefillEvent`)."""
+
+    n_batch: int
+
+
+@runtime_checkable
 class Backend(Protocol):
     """A causal LM with a KV cache that copygram can append to.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import ClassVar, Generic, Literal, TypeVar
 
 from copygram.decode.stats import RunStats
 from copygram.language.damage import Damage
@@ -34,6 +34,23 @@ def finish_reason(stop_reason: StopReason) -> Literal["stop", "length"]:
     """OpenAI's name for how a run ended: ``"stop"`` (an end-of-generation token or a stop
     string) or ``"length"`` (its budget or a full context: the output is cut short)."""
     return "stop" if stop_reason in ("eos", "stop") else "length"
+
+
+@dataclass(frozen=True)
+class PrefillEvent:
+    """The prompt is being read into the KV cache: ``done`` of its ``total`` tokens are there,
+    ``cached`` of them found there already (a prefix an earlier prompt left, or a snapshot of
+    one) rather than computed. A run yields one before it computes anything, one after each
+    batch of a long prompt where the backend runs a prompt in batches (llama.cpp: ``n_batch``
+    tokens, ~10 s each on a 2-core CPU), and one when the whole prompt is in (``done ==
+    total``), before its first token. On a CPU a file of 1,000 lines is minutes of prompt:
+    these say how far it has got. No output text: ``text`` is always empty, so joining every
+    event's ``text`` still gives the output."""
+
+    done: int
+    total: int
+    cached: int = 0
+    text: ClassVar[str] = ""
 
 
 @dataclass(frozen=True)
@@ -193,14 +210,17 @@ class DoneEvent(Generic[R]):
     text: str = ""
 
 
-Event = TokenEvent | SpanEvent | CopyEvent | RetractEvent | RedoEvent | DoneEvent[EditResult]
-"""What an edit streams: :class:`TokenEvent` and :class:`SpanEvent` in every mode,
+Event = (PrefillEvent | TokenEvent | SpanEvent | CopyEvent | RetractEvent | RedoEvent
+         | DoneEvent[EditResult])
+"""What an edit streams: :class:`PrefillEvent` s while the prompt is read, then
+:class:`TokenEvent` and :class:`SpanEvent` in every mode,
 :class:`CopyEvent` and (with ``verify_copies`` or ``retry_unchanged``) :class:`RetractEvent` in
 program mode, then a :class:`DoneEvent`. A program whose edit would damage the file is followed
 by a :class:`RedoEvent` and rewrite mode's events (``on_damage = "rewrite"``)."""
 
-CompletionEvent = TokenEvent | SpanEvent | DoneEvent[Completion]
-"""What a chat completion streams: its token and span events, then a :class:`DoneEvent`."""
+CompletionEvent = PrefillEvent | TokenEvent | SpanEvent | DoneEvent[Completion]
+"""What a chat completion streams: :class:`PrefillEvent` s while the prompt is read, its token
+and span events, then a :class:`DoneEvent`."""
 
 
 def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_TAGS) -> int:
@@ -237,5 +257,5 @@ def count_markup_forwards(events: Iterable[Event], syntax: str = DEFAULT_TAGS) -
 
 
 __all__ = ["Completion", "CompletionEvent", "CopyEvent", "DoneEvent", "EditResult", "Event",
-           "RedoEvent", "RetractEvent", "SpanEvent", "StopReason", "TokenEvent",
+           "PrefillEvent", "RedoEvent", "RetractEvent", "SpanEvent", "StopReason", "TokenEvent",
            "count_markup_forwards"]

@@ -13,13 +13,15 @@ a clock to shape a batch, so the same input gives the same output on every run.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from copygram.backends.base import Batched
 from copygram.backends.prefix_store import Snapshots, shared_prefix
+from copygram.decode.events import PrefillEvent
 from copygram.decode.sampling import top2_margin
 from copygram.decode.stats import RunStats
 
@@ -87,11 +89,12 @@ class Forwards:
         self._record(len(ids), tick)
         return logits
 
-    def prefill(self, prompt: list[int]) -> Logits:
-        """Splice ``prompt`` (:func:`prefill`: the prefix the cache holds is reused), its cached
-        tokens and time kept in the stats, apart from the forwards; logits after it."""
+    def prefill(self, prompt: list[int]) -> Generator[PrefillEvent, None, Logits]:
+        """Splice ``prompt`` (:func:`prefill_steps`: the prefix the cache holds is reused,
+        progress yielded between batches), its cached tokens and time kept in the stats, apart
+        from the forwards; returns the logits after it."""
         tick = time.perf_counter()
-        logits, spliced = prefill(self.backend, prompt)
+        logits, spliced = yield from prefill_steps(self.backend, prompt)
         self.last_batched = spliced > 1
         self.stats.cached_prompt_tokens = len(prompt) - spliced
         self.stats.prefill_s = time.perf_counter() - tick
@@ -105,11 +108,15 @@ class Forwards:
         return logits
 
 
-def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
+def prefill_steps(backend: Backend,
+                  prompt_ids: list[int]) -> Generator[PrefillEvent, None, tuple[Logits, int]]:
     """Splice the prompt, reusing whatever prefix of it the cache already holds (the system
     message and worked example are the same for every edit), or a snapshot of a recent prompt
-    holds, where the backend keeps them (:mod:`copygram.backends.prefix_store`). Returns the
-    logits after it and how many tokens the splice appended."""
+    holds, where the backend keeps them (:mod:`copygram.backends.prefix_store`). Yields a
+    :class:`~copygram.decode.events.PrefillEvent` before the splice, one after each
+    ``n_batch`` tokens where the backend runs batches of that many (:class:`Batched`: the same
+    batches as one splice, so the same cache; llama.cpp) and one at the end; returns the
+    logits after the prompt and how many tokens were appended."""
     cached = backend.cached_ids
     # Splice at least one token, for the logits after the prompt.
     common = shared_prefix(cached, prompt_ids, len(prompt_ids) - 1)
@@ -118,10 +125,30 @@ def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
         assert isinstance(backend, Snapshots)
         common = store.reuse(backend, cached, prompt_ids, common)
     backend.truncate(common)
-    logits = backend.splice(prompt_ids[common:])
+    total, done = len(prompt_ids), common
+    yield PrefillEvent(done, total, common)
+    step = backend.n_batch if isinstance(backend, Batched) else total
+    while total - done > step:  # no logits row for a batch before the last
+        backend.splice_all(prompt_ids[done : done + step], rows=[])
+        done += step
+        yield PrefillEvent(done, total, common)
+    logits = backend.splice(prompt_ids[done:])
     if store is not None:
         store.prompted(prompt_ids)
-    return logits, len(prompt_ids) - common
+    yield PrefillEvent(total, total, common)
+    return logits, total - common
 
 
-__all__ = ["Forwards", "prefill"]
+def prefill(backend: Backend, prompt_ids: list[int]) -> tuple[Logits, int]:
+    """:func:`prefill_steps` run to its end, its progress dropped: the logits after the prompt
+    and how many tokens the splice appended."""
+    steps = prefill_steps(backend, prompt_ids)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as end:
+            result: tuple[Logits, int] = end.value
+            return result
+
+
+__all__ = ["Forwards", "prefill", "prefill_steps"]

@@ -216,8 +216,8 @@ def prepare(setup: EditSetup) -> None:
 
 def run(setup: EditSetup, prompt: list[int], policy: Policy,
         job: Job) -> Generator[Event, None, Output]:
-    """The decode loop over ``prompt``: yields the run's token, span, copy and retract events;
-    returns its :class:`Output`. Raises ``job.on_budget``'s error where a run that must end on
+    """The decode loop over ``prompt``: yields the prompt's prefill events, then the run's token,
+    span, copy and retract events; returns its :class:`Output`. Raises ``job.on_budget``'s error where a run that must end on
     its end token reaches its budget or fills the context first."""
     backend, options, constraint, reader = setup.backend, setup.options, job.constraint, job.reader
     drafter, budget = job.drafter, job.budget
@@ -231,7 +231,7 @@ def run(setup: EditSetup, prompt: list[int], policy: Policy,
     stats.touch_ranges = job.touch_ranges
     open_ended = job.on_budget is None  # plain text ends on its budget; a program cannot
 
-    logits = meter.prefill(prompt)
+    logits = yield from meter.prefill(prompt)
 
     gen_started = time.perf_counter()
     eos_ids = backend.eos_token_ids

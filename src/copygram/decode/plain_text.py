@@ -27,7 +27,14 @@ from copygram.constraints.free import FreeText
 from copygram.decode.budgets import Budget
 from copygram.decode.drafting import DraftSource
 from copygram.decode.drafting.prediction import PredictionDrafter
-from copygram.decode.events import Completion, CompletionEvent, DoneEvent, SpanEvent, TokenEvent
+from copygram.decode.events import (
+    Completion,
+    CompletionEvent,
+    DoneEvent,
+    PrefillEvent,
+    SpanEvent,
+    TokenEvent,
+)
 from copygram.decode.loop import Job, Output, run
 from copygram.decode.policies import Policy
 from copygram.decode.setup import EditSetup
@@ -52,10 +59,11 @@ def generate(setup: EditSetup, prompt: list[int], policy: Policy, *, max_tokens:
              source: DraftSource | None = None,
              stop: Sequence[str] = ()) -> Iterator[CompletionEvent]:
     """Generate after ``prompt`` until an end-of-generation token, a stop string, ``max_tokens``
-    generated tokens or a full context; drafts from ``source`` are verified as they go. Yields a
-    :class:`TokenEvent` per token chosen alone, a :class:`SpanEvent` per accepted draft and last a
-    :class:`DoneEvent` with the :class:`Completion`."""
-    events = cast("Generator[TokenEvent | SpanEvent, None, Output]",
+    generated tokens or a full context; drafts from ``source`` are verified as they go. Yields
+    :class:`PrefillEvent` s while the prompt is read, a :class:`TokenEvent` per token chosen
+    alone, a :class:`SpanEvent` per accepted draft and last a :class:`DoneEvent` with the
+    :class:`Completion`."""
+    events = cast("Generator[PrefillEvent | TokenEvent | SpanEvent, None, Output]",
                   run(setup, prompt, policy, plain_job(setup, max_tokens, source, stop)))
     output = yield from events
     output.stats.output_tokens = len(output.token_ids)

@@ -2,8 +2,9 @@
 
 These functions run on the queue's worker thread (:mod:`copygram.serve.queue`), the only thread
 that touches the session. Every one yields :class:`Started` once the request is known to fit and
-the model has produced its first event (so that a streamed response can still answer an error
-with its status code until then), then :class:`Delta` s of output text or :class:`Progress`
+the model has computed its first batch of the prompt (so that a streamed response can still
+answer an error with its status code until then, and a long prompt's stream opens after seconds,
+not minutes: :func:`computed`), then :class:`Delta` s of output text or :class:`Progress`
 events, then one :class:`Finished`. A bad request found only here (a document or conversation
 that does not fit the context) is an :class:`~copygram.serve.schemas.ApiError`.
 """
@@ -33,6 +34,7 @@ from copygram.serve.schemas import (
 )
 
 if TYPE_CHECKING:
+    from copygram.decode.events import PrefillEvent
     from copygram.decode.sampling import Sampling
     from copygram.decode.stats import RunStats
     from copygram.session import EditSession
@@ -62,7 +64,7 @@ class Usage:
 
 @dataclass(frozen=True)
 class Started:
-    """The request fits and generation has begun."""
+    """The request fits and the model has computed the first batch of its prompt."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,23 @@ class Progress:
     """An edit-program event for a streamed ``/v1/edits`` (``{"type": "token" | "copy", ...}``)."""
 
     event: JSONObject
+
+
+def computed(event: object) -> bool:
+    """Whether the model has computed anything by ``event``: every event but a prefill's first,
+    which comes before its first batch. A request is :class:`Started` on the first that has, so
+    that a backend that fails on its first batch is still answered with its status code."""
+    from copygram.decode.events import PrefillEvent
+
+    return not isinstance(event, PrefillEvent) or event.done > event.cached
+
+
+def prefill_progress(event: PrefillEvent) -> Progress:
+    """A streamed edit's ``{"type": "prefill", "done", "total", "cached"}``: ``done`` of the
+    prompt's ``total`` tokens are in the cache, ``cached`` of them found there (a long document's
+    prompt is minutes on a CPU; the stream says it is alive)."""
+    return Progress({"type": "prefill", "done": event.done, "total": event.total,
+                     "cached": event.cached})
 
 
 @dataclass(frozen=True)
@@ -168,6 +187,7 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     from copygram.decode.events import (
         CopyEvent,
         DoneEvent,
+        PrefillEvent,
         RedoEvent,
         RetractEvent,
         SpanEvent,
@@ -178,10 +198,14 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     started, redone = False, False
     try:
         for event in session.stream(request.document, request.instruction):
+            if not computed(event):
+                continue
             if not started:
                 started = True
                 yield Started()
-            if isinstance(event, TokenEvent | SpanEvent) and redone:  # the rewrite that redoes it
+            if isinstance(event, PrefillEvent):
+                yield prefill_progress(event)
+            elif isinstance(event, TokenEvent | SpanEvent) and redone:  # the rewrite that redoes it
                 if event.text:
                     yield Progress({"type": "text", "text": event.text,
                                     "drafted": isinstance(event, SpanEvent)})
@@ -235,7 +259,7 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     the reply (a surrounding code fence stripped). A reply cut by ``max_tokens`` or the context
     ends with ``finish_reason`` ``"length"`` and no text (the session's ``on_damage = "keep"``:
     the cut text), its reply as ``program``."""
-    from copygram.decode.events import DoneEvent, EditResult, SpanEvent, TokenEvent
+    from copygram.decode.events import DoneEvent, EditResult, PrefillEvent, SpanEvent, TokenEvent
 
     def finished(result: EditResult, text: str | None) -> Finished:
         stats = result.stats
@@ -248,9 +272,13 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
     started = False
     try:
         for event in session.stream(request.document, request.instruction, request.prediction):
+            if not computed(event):
+                continue
             if not started:
                 started = True
                 yield Started()
+            if isinstance(event, PrefillEvent):
+                yield prefill_progress(event)
             if isinstance(event, TokenEvent | SpanEvent | DoneEvent) and event.text:
                 yield Progress({"type": "text", "text": event.text,
                                 "drafted": isinstance(event, SpanEvent)})
@@ -343,6 +371,8 @@ def chat(session: EditSession, request: ChatRequest | CompletionRequest) -> Iter
                                   stop=request.stop)
         started = False
         for event in events:
+            if not computed(event):
+                continue
             if not started:
                 started = True
                 yield Started()
@@ -364,5 +394,6 @@ def chat(session: EditSession, request: ChatRequest | CompletionRequest) -> Iter
 
 
 __all__ = ["Delta", "Finished", "Item", "Progress", "SessionHolder", "Started",
-           "Usage", "bad_document", "chat", "edit", "failed", "for_request",
-           "program_edit", "request_mode", "rewrite_edit", "sampling_for", "stats_dict"]
+           "Usage", "bad_document", "chat", "computed", "edit", "failed", "for_request",
+           "prefill_progress", "program_edit", "request_mode", "rewrite_edit", "sampling_for",
+           "stats_dict"]
