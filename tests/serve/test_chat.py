@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
-from copygram.testing import ScriptedBackend
+from copygram.testing import BatchedBackend, ScriptedBackend
 from tests.serve.conftest import MODEL, FlakyBackend, MakeClient
 from tests.serve.test_app import assert_openai_error, sse_events
 
@@ -60,6 +62,19 @@ def test_a_streamed_chat_completion_equals_the_plain_one(make_client: MakeClient
     assert content_of(chunks) == REPLY
     assert chunks[-2]["choices"][0]["finish_reason"] == "stop"
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] > 0
+
+
+def test_a_long_prompt_keeps_its_stream_alive_with_comment_lines(make_client: MakeClient) -> None:
+    client = make_client(BatchedBackend(reply=REPLY, n_batch=16))
+    response = client.post("/v1/chat/completions", json={**CHAT, "stream": True})
+    blocks = response.text.split("\n\n")
+    # The role chunk after the prompt's first batch, then a comment per batch read (which every
+    # event-stream client skips), then the reply's chunks, as a short prompt streams them.
+    assert blocks[0].startswith("data: ") and '"role": "assistant"' in blocks[0]
+    comments = [i for i, block in enumerate(blocks) if block.startswith(":")]
+    assert comments == list(range(1, len(comments) + 1)) and len(comments) >= 2
+    assert all(blocks[i] == ": prefill" for i in comments)
+    assert content_of(chunks_of(response.text)) == REPLY
 
 
 def test_a_prediction_changes_the_cost_not_the_text(make_client: MakeClient) -> None:
@@ -126,6 +141,31 @@ def test_the_timeout_is_a_504_and_frees_the_model(make_client: MakeClient) -> No
     gate.set()
     assert client.post("/v1/chat/completions", json=CHAT).json()["choices"][0]["message"][
         "content"] == REPLY
+
+
+class SlowPrompt(BatchedBackend):
+    """A scripted model that takes ``delay`` seconds for each batch of a prompt before the last."""
+
+    delay = 0.0
+
+    def splice_all(self, ids: Sequence[int], *,
+                   rows: Sequence[int] | None = None) -> npt.NDArray[np.float32]:
+        time.sleep(self.delay)
+        return super().splice_all(ids, rows=rows)
+
+
+def test_a_prompt_past_the_timeout_frees_the_model_between_its_batches(
+        make_client: MakeClient) -> None:
+    backend = SlowPrompt(reply=REPLY, n_batch=2)
+    backend.delay = 0.2  # some 25 batches: ~5 s to read the prompt
+    client = make_client(backend, timeout_s=0.5)
+    tick = time.monotonic()
+    assert_openai_error(client.post("/v1/chat/completions", json=CHAT), 504)
+    backend.delay = 0.0
+    body = client.post("/v1/chat/completions", json=CHAT).json()
+    # The worker stopped at the batch after the deadline, not at the prompt's end.
+    assert time.monotonic() - tick < 2.5
+    assert body["choices"][0]["message"]["content"] == REPLY
 
 
 def test_a_rewrite_mode_edit(make_client: MakeClient) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hmac
 import importlib.resources
-import json
 import logging
 import os
 import time
@@ -21,7 +20,8 @@ from typing import TYPE_CHECKING
 
 from copygram.errors import missing_dependency
 from copygram.serve import engine
-from copygram.serve.engine import Delta, Finished, Item, Progress, SessionHolder, Started
+from copygram.serve.engine import SessionHolder
+from copygram.serve.items import Delta, Finished, Item, Progress, Started
 from copygram.serve.legacy import parse_completion
 from copygram.serve.queue import ClientGone, Job, ModelQueue
 from copygram.serve.schemas import (
@@ -31,16 +31,16 @@ from copygram.serve.schemas import (
     parse_chat,
     parse_edit,
 )
+from copygram.serve.sse import EventStream, comment, sse
 
 try:
-    import anyio
     from starlette.applications import Starlette
     from starlette.datastructures import Headers
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.middleware.cors import CORSMiddleware
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+    from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
     from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - the serve extra is missing
@@ -57,37 +57,6 @@ FINGERPRINT = "copygram-serve-1"
 
 def error_response(error: ApiError) -> JSONResponse:
     return JSONResponse(error.body(), status_code=error.status, headers=error.headers)
-
-
-def sse(data: JSONObject | str) -> str:
-    return f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
-
-
-class EventStream(StreamingResponse):
-    """Server-sent events that stop, and call ``on_close``, as soon as the client disconnects
-    (whether the server reports it as a message or as a failed send)."""
-
-    def __init__(self, chunks: AsyncIterator[str], on_close: Callable[[], None]) -> None:
-        super().__init__(chunks, media_type="text/event-stream",
-                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        self._on_close = on_close
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            async with anyio.create_task_group() as group:
-
-                async def watch() -> None:
-                    await self.listen_for_disconnect(receive)
-                    group.cancel_scope.cancel()
-
-                group.start_soon(watch)
-                try:
-                    await self.stream_response(send)
-                except OSError:
-                    pass  # the client went away during a send
-                group.cancel_scope.cancel()
-        finally:
-            self._on_close()
 
 
 class RequireKey:
@@ -178,8 +147,11 @@ class Server:
         item: Item | None = first
         try:
             while item is not None:
-                for event in render_item(item):
+                events = render_item(item)
+                for event in events:
                     yield sse(event)
+                if isinstance(item, Progress) and not events:  # an OpenAI stream's prefill
+                    yield comment(str(item.event["type"]))
                 item = await job.next()
             yield sse("[DONE]")
         except ApiError as error:

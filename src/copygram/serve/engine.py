@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from copygram.errors import (
@@ -23,6 +22,16 @@ from copygram.errors import (
     DocumentError,
     GenerationError,
     LengthError,
+)
+from copygram.serve.items import (
+    Delta,
+    Finished,
+    Item,
+    Progress,
+    Started,
+    Usage,
+    computed,
+    prefill_progress,
 )
 from copygram.serve.legacy import CompletionRequest
 from copygram.serve.schemas import (
@@ -34,81 +43,9 @@ from copygram.serve.schemas import (
 )
 
 if TYPE_CHECKING:
-    from copygram.decode.events import PrefillEvent
     from copygram.decode.sampling import Sampling
     from copygram.decode.stats import RunStats
     from copygram.session import EditSession
-
-
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int
-    completion_tokens: int
-    accepted_prediction_tokens: int = 0
-    rejected_prediction_tokens: int = 0
-    cached_tokens: int = 0  # prompt tokens whose KV cache an earlier request left
-
-    def as_dict(self) -> JSONObject:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
-            "completion_tokens_details": {
-                "accepted_prediction_tokens": self.accepted_prediction_tokens,
-                "rejected_prediction_tokens": self.rejected_prediction_tokens,
-                "reasoning_tokens": 0,
-            },
-        }
-
-
-@dataclass(frozen=True)
-class Started:
-    """The request fits and the model has computed the first batch of its prompt."""
-
-
-@dataclass(frozen=True)
-class Delta:
-    """Output text, in order (never a broken UTF-8 sequence)."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Progress:
-    """An edit-program event for a streamed ``/v1/edits`` (``{"type": "token" | "copy", ...}``)."""
-
-    event: JSONObject
-
-
-def computed(event: object) -> bool:
-    """Whether the model has computed anything by ``event``: every event but a prefill's first,
-    which comes before its first batch. A request is :class:`Started` on the first that has, so
-    that a backend that fails on its first batch is still answered with its status code."""
-    from copygram.decode.events import PrefillEvent
-
-    return not isinstance(event, PrefillEvent) or event.done > event.cached
-
-
-def prefill_progress(event: PrefillEvent) -> Progress:
-    """A streamed edit's ``{"type": "prefill", "done", "total", "cached"}``: ``done`` of the
-    prompt's ``total`` tokens are in the cache, ``cached`` of them found there (a long document's
-    prompt is minutes on a CPU; the stream says it is alive)."""
-    return Progress({"type": "prefill", "done": event.done, "total": event.total,
-                     "cached": event.cached})
-
-
-@dataclass(frozen=True)
-class Finished:
-    text: str | None  # None: a program-mode edit cut by max_tokens (no complete program)
-    usage: Usage
-    finish_reason: str = "stop"  # or "length": max_tokens (or the context) reached
-    program: str | None = None
-    stats: JSONObject = field(default_factory=dict)
-    mode: str | None = None  # an edit's: the mode that wrote its text ("program", "rewrite")
-
-
-Item = Started | Delta | Progress | Finished
 
 
 class SessionHolder:
@@ -359,7 +296,7 @@ def chat(session: EditSession, request: ChatRequest | CompletionRequest) -> Iter
     """The work of one ``/v1/chat/completions`` request (or ``/v1/completions``: the prompt text
     as it is): :meth:`EditSession.complete` (the chat template, the context check, the
     prediction as the draft, stop strings held back)."""
-    from copygram.decode.events import DoneEvent
+    from copygram.decode.events import DoneEvent, PrefillEvent
 
     prompt = (request.prompt if isinstance(request, CompletionRequest)
               else [m.as_dict() for m in request.messages])
@@ -376,7 +313,9 @@ def chat(session: EditSession, request: ChatRequest | CompletionRequest) -> Iter
             if not started:
                 started = True
                 yield Started()
-            if event.text:
+            if isinstance(event, PrefillEvent):
+                yield prefill_progress(event)  # a comment line: a long prompt's keep-alive
+            elif event.text:
                 yield Delta(event.text)
             if isinstance(event, DoneEvent):
                 done = event.result

@@ -8,9 +8,11 @@ handler awaits them with :meth:`Job.next`.
 - **Bounded.** At most one running and ``max_waiting`` waiting jobs; a request beyond that is
   refused at once with 429 and a ``Retry-After`` estimated from recent jobs' durations.
 - **Timeout.** Each job has a deadline, ``timeout_s`` after it arrived (queueing included). Past
-  it the handler gets a 504 and the worker stops the generation at its next item.
+  it the handler gets a 504 and the worker stops the generation at its next item (a prompt of
+  minutes is stopped between its batches).
 - **Cancellation.** :meth:`Job.cancel` (a client that disconnected) frees a waiting job's place at
-  once and stops a running one at its next item (one decode step): the generator is closed and
+  once and stops a running one at its next item (one decode step, or one batch of a long
+  prompt: :class:`~copygram.decode.events.PrefillEvent`): the generator is closed and
   the model goes to the next job. Nothing is rolled back: the next prefill reuses whatever prefix
   of the cache still matches (:func:`copygram.decode.loop.prefill`).
 
