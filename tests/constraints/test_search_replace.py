@@ -87,6 +87,23 @@ def test_a_replacement_line_is_anything_but_the_closing_marker(line: str) -> Non
     assert matched == (line.endswith("\n") and "\n" not in line[:-1] and line != BLOCK_CLOSE)
 
 
+@pytest.mark.parametrize("heads", [False, True], ids=["lines", "heads"])
+def test_a_replacement_line_may_not_close_the_block_after_its_text(heads: bool) -> None:
+    """The default model once closed a head block on the line that ended its function
+    (``} >>>>>>>>>> REPLACE``) and typed on: the closing marker's arrows are barred from a
+    replacement line, by the constraint and the parser alike, unless the document holds them."""
+    closed = BLOCK_OPEN + "def g():\n" + DIVIDER + "def g():\n    return 3\n" + BLOCK_CLOSE
+    for line in ("    return 3 >>>>>>> REPLACE\n", "    return 3 >>>>>>>>>> REPLACE\n",
+                 ">>>>>>>>\n", "    x >>>>>>> y\n"):
+        text = closed.replace("    return 3\n", line)
+        assert not accepts(DOC, text, heads=heads) and not parses(DOC, text, heads=heads)
+        held = DOC + "# ours >>>>>>> theirs\n"  # a document that holds the run admits it
+        assert accepts(held, text, heads=heads) and parses(held, text, heads=heads)
+    # Fewer arrows are code (JavaScript's >>> shift).
+    shift = closed.replace("    return 3\n", "    return x >>> 2 >> 1\n")
+    assert accepts(DOC, shift, heads=heads) and parses(DOC, shift, heads=heads)
+
+
 def test_runs_start_at_or_after_the_cursor() -> None:
     assert not accepts(DOC, BLOCK_OPEN + "    y = x\n" + DIVIDER + BLOCK_CLOSE
                        + BLOCK_OPEN + "def f(x):\n" + DIVIDER + BLOCK_CLOSE)
@@ -105,11 +122,18 @@ def test_once_a_line_is_decided_its_rest_is_forced() -> None:
 
 
 def test_a_program_ends_only_after_a_closing_marker_line() -> None:
-    constraint = search_replace_constraint(split_lines(DOC), "byte")
+    # In a document that holds the closing marker's arrows, ">>>>>>> REPLACEx" would still be
+    # a replacement line: only the newline closes the block.
+    held = split_lines(DOC + "# ours >>>>>>> theirs\n")
+    constraint = search_replace_constraint(held, "byte")
     for byte in (BLOCK_OPEN + "\n" + DIVIDER + BLOCK_CLOSE[:-1]).encode():
         constraint.consume(byte)
-    # ">>>>>>> REPLACEx" would still be a replacement line: only the newline closes the block.
     assert not constraint.done and constraint.forced() == []
+    # In one that does not, no replacement line holds them: the newline is forced.
+    barred = search_replace_constraint(split_lines(DOC), "byte")
+    for byte in (BLOCK_OPEN + "\n" + DIVIDER + BLOCK_CLOSE[:-1]).encode():
+        barred.consume(byte)
+    assert not barred.done and barred.forced() == [ord("\n")]
     constraint.consume(ord("\n"))
     assert constraint.done and constraint.forced() == []
     constraint.consume(constraint.eos_token_id)

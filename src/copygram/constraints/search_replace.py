@@ -24,7 +24,8 @@ rules above once all are::
 
 ``L_k`` is line k as a search part writes it; ``TAIL`` is the divider, the replacement (lines,
 none reading ``>>>>>>> REPLACE``, nor ``=======`` or ``<<<<<<< SEARCH`` unless the document has
-such a line: the format's markup never reaches the file) and the closing marker as one lexeme,
+such a line, and none holding ``>>>>>>>`` after other text unless a line of the document holds
+that run: the format's markup never reaches the file) and the closing marker as one lexeme,
 so that llguidance's greedy lexer ends the replacement at the first closing marker.
 Marker-like document lines are left out of every run. Every program the constraint accepts
 parses and resolves against its document.
@@ -55,9 +56,11 @@ from copygram.errors import ConstraintError
 from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
+    CLOSE_ARROWS,
     DIVIDER,
     MAX_PLAN_CHARS,
     PLAN_PREFIX,
+    bars_arrows,
     search_line,
     searchable,
     unheld_markers,
@@ -104,6 +107,20 @@ def tail_regex(banned: Sequence[str] = ()) -> str:
             + ")*" + regex_escape(close) + "\\n")
 
 
+def tail_rules(banned: Sequence[str] = (), arrows: bool = False) -> list[str]:
+    """The lark rules of ``TAIL``, one lexeme (:func:`tail_regex`); with ``arrows``, no
+    replacement line holds :data:`~copygram.language.search_replace.CLOSE_ARROWS` anywhere
+    either (:func:`~copygram.language.search_replace.bars_arrows`), spelled as a line of
+    :func:`tail_regex` and (llguidance's ``&``) not (``~``) a line holding the run."""
+    if not arrows:
+        return [f"TAIL: /{tail_regex(banned)}/"]
+    close = BLOCK_CLOSE.rstrip("\n")
+    divider, others = DIVIDER.rstrip("\n"), [line.rstrip("\n") for line in banned]
+    return [f"TAIL: /{regex_escape(divider)}\\n/ RLINE* /{regex_escape(close)}\\n/",
+            (f"RLINE: /{line_except(close, *others)}/ & "
+             f"~/[^\\n]*{regex_escape(CLOSE_ARROWS)}[^\\n]*\\n/")]
+
+
 def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)
 
@@ -146,7 +163,7 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
             rules.append(f"r{k}: {goes_on[0]}{rest}")
     rules.append(f"OPEN: {_literal(BLOCK_OPEN)}")
     # The format's own marker lines may not be written into the file, unless it holds them.
-    rules.append(f"TAIL: /{tail_regex(unheld_markers(lines))}/")
+    rules += tail_rules(unheld_markers(lines), bars_arrows(lines))
     if plan:
         rules.append(f"PLAN: /{regex_escape(PLAN_PREFIX)}[^\\n]{{1,{MAX_PLAN_CHARS}}}\\n/")
     return "\n".join(rules) + "\n"
@@ -374,4 +391,5 @@ def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: boo
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",
-           "document_lark", "line_except", "search_replace_constraint", "tail_regex"]
+           "document_lark", "line_except", "search_replace_constraint", "tail_regex",
+           "tail_rules"]

@@ -24,8 +24,9 @@ reaches a last line that has no ending, the replacement's final ``\\n`` is dropp
 line that reads exactly like a marker line (``=======``) never belongs to a search run: the
 marker ends the run, so the text of a program has one reading. A replacement holds no line that
 reads as the opening marker or the divider unless the document has such a line
-(:func:`unheld_markers`): a program that would write the format's markup into the file is
-refused.
+(:func:`unheld_markers`), and no line that holds the closing marker's ``>>>>>>>`` after other
+text unless a line of the document holds that run (:func:`bars_arrows`): a program that would
+write the format's markup into the file is refused.
 
 Where a run of lines occurs more than once after the cursor, a block means its first occurrence
 (Aider's rule; it leaves every later block the most room, so a program that the constraint
@@ -94,6 +95,19 @@ def searchable(line: str) -> bool:
     return search_line(line) not in MARKER_LINES
 
 
+CLOSE_ARROWS = BLOCK_CLOSE[:7]
+"""The closing marker's run of arrows, ``>>>>>>>``."""
+
+
+def bars_arrows(lines: Sequence[str]) -> bool:
+    """Whether a replacement line may not hold :data:`CLOSE_ARROWS` anywhere in a program for the
+    document ``lines``: true unless a line of the document holds such a run (a merge conflict, a
+    diagram). Such a line is the model closing its block on the line it ends (``} >>>>>>>
+    REPLACE`` on a 385-line JavaScript file): the block would run on, and its markup reach the
+    file. Linear in the document."""
+    return not any(CLOSE_ARROWS in line for line in lines)
+
+
 def unheld_markers(lines: Sequence[str]) -> tuple[str, ...]:
     """The marker lines a replacement may not hold in a program for the document ``lines``:
     the opening marker and the divider, but for one that a line of the document reads as (a
@@ -135,7 +149,7 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
     after the previous block's.
     """
     program_lines: list[str] = _PROGRAM_LINE.findall(text)
-    unheld = unheld_markers(lines)
+    unheld, arrows_barred = unheld_markers(lines), bars_arrows(lines)
     blocks: list[Block] = []
     cursor, at, offset = 1, 0, 0
     if program_lines and program_lines[0].startswith(PLAN_PREFIX):  # words, not an edit
@@ -176,6 +190,11 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
                              f"{program_lines[at].strip()!r}, which no line of the document "
                              "reads as: the format's markup would be written into the file",
                              text, offset)
+            if arrows_barred and CLOSE_ARROWS in program_lines[at]:
+                raise _error(f"the replacement line {program_lines[at].strip()!r} holds the "
+                             f"closing marker's {CLOSE_ARROWS!r}, which no line of the document "
+                             f"holds: a block closes with {BLOCK_CLOSE.strip()!r} on a line of "
+                             "its own", text, offset)
             replaced.append(take())
         if at == len(program_lines):
             raise _error(f"the block has no {BLOCK_CLOSE.strip()!r} line", text, offset)
@@ -329,7 +348,27 @@ def parse(text: str, lines: Sequence[str] | str, *, merge: bool = False,
     return blocks_program(merge_retyped(blocks, split) if merge else blocks, split)
 
 
-__all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "DIVIDER", "MARKER_LINES", "MAX_PLAN_CHARS", "PLAN_PREFIX",
-           "SEARCH_REPLACE", "Block", "BlockScanner", "BlockSpan", "blocks_program", "find_run",
-           "head_run", "leaves_unchanged", "merge_retyped", "parse", "parse_blocks", "search_line",
-           "searchable", "unheld_markers"]
+__all__ = [
+    "BLOCK_CLOSE",
+    "BLOCK_OPEN",
+    "CLOSE_ARROWS",
+    "DIVIDER",
+    "MARKER_LINES",
+    "MAX_PLAN_CHARS",
+    "PLAN_PREFIX",
+    "SEARCH_REPLACE",
+    "Block",
+    "BlockScanner",
+    "BlockSpan",
+    "bars_arrows",
+    "blocks_program",
+    "find_run",
+    "head_run",
+    "leaves_unchanged",
+    "merge_retyped",
+    "parse",
+    "parse_blocks",
+    "search_line",
+    "searchable",
+    "unheld_markers",
+]
