@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` (a checked edit with the best catalog model) and
 # `make test`.
-.PHONY: demo test bootstrap lint ui-test ui-screenshot aider-test
+.PHONY: demo test bootstrap lint ui-test ui-screenshot aider-test gpu-prepare
 
 VENV ?= .venv
 
@@ -56,3 +56,18 @@ aider-test: bootstrap
 	  && $(AIDER_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 	     aider-chat==0.86.2; }
 	$(VENV)/bin/python scripts/aider_e2e.py --aider $(AIDER_VENV)/bin/aider
+
+# Issue 44's checks on a GPU machine (the `device` tool: no internet, 64 MiB of files a call):
+# here, the wheels copygram needs that its image lacks (.whl, ~17 MB) and Qwen2.5-Coder-1.5B's
+# architecture and tokenizer (.gpu, ~11 MB; the weights are drawn at random there); there,
+# scripts/gpu_check.sh with `.whl` and `.gpu` carried (docs/gpu.md).
+# transformers as CI tests it (the image holds 5.17) and what its hub client needs there.
+GPU_WHEELS = llguidance lark transformers==5.25.0 huggingface-hub==2.4.0 httpx2==2.17.0 \
+  httpcore2==2.17.0 truststore==0.10.5
+gpu-prepare: bootstrap
+	$(VENV)/bin/copygram models fetch qwen2.5-coder-1.5b
+	@mkdir -p .whl
+	$(VENV)/bin/python -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+	  --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+	  --platform manylinux2014_x86_64 -d .whl $(GPU_WHEELS)
+	$(VENV)/bin/copygram bench device prepare --folder .gpu/qwen2.5-coder-1.5b

@@ -41,6 +41,8 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
             "a model's layers on rpc-server processes: cost per forward and per edit (issue 45)"),
     "units": ("copygram.bench.units",
               "where units found by a parser and by layout end differently, on real files"),
+    "device": ("copygram.bench.device",
+               "the Transformers backend checked and timed on a GPU, random weights (issue 44)"),
 }
 
 

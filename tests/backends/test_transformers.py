@@ -144,3 +144,41 @@ def test_a_model_that_ignores_the_cache_is_an_error_not_a_wrong_result(backend: 
         backend.model = model
     backend.splice(ids)  # the real model keeps it
     assert backend.cache.get_seq_length() == 6
+
+
+def test_the_cache_goes_under_the_keyword_the_models_forward_names(backend: object) -> None:
+    """transformers 5.17's models take the KV cache as ``past_key_values``, 5.25's as ``cache``;
+    either forward takes ``**kwargs``, so the other keyword would be swallowed (an empty cache,
+    wrong logits): the backend passes the one the model's forward names."""
+    import torch
+
+    from copygram.backends.transformers import TransformersBackend, cache_keyword
+
+    assert isinstance(backend, TransformersBackend)
+    model = backend.model
+
+    class Older(torch.nn.Module):
+        """The model with 5.17's names for its forward's arguments."""
+
+        config = model.config
+
+        def forward(self, input_ids: torch.Tensor, past_key_values: object = None,
+                    use_cache: bool | None = None, logits_to_keep: object = 0,
+                    **kwargs: object) -> object:
+            return model(input_ids=input_ids, cache=past_key_values, use_cache=use_cache,
+                         logits_to_keep=logits_to_keep)
+
+    assert cache_keyword(type(model)) == "cache"  # transformers 5.25, as pyproject pins it
+    assert cache_keyword(Older) == "past_key_values"
+    ids = read_facts(backend).random_text(1, 12)
+    backend.truncate(0)
+    want = [backend.splice(ids[:6]), backend.splice(ids[6:])]
+    backend.truncate(0)
+    backend.model = Older()
+    try:
+        got = [backend.splice(ids[:6]), backend.splice(ids[6:])]
+        assert backend.cache.get_seq_length() == 12
+    finally:
+        backend.model = model
+    for g, w in zip(got, want, strict=True):
+        assert_fp32_close(g, w)

@@ -20,6 +20,7 @@ masked forward of several tokens lets SDPA share key/value heads instead of copy
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 from collections.abc import Sequence
 from pathlib import Path
@@ -83,6 +84,27 @@ def resolve_dtype(dtype: str, device: str) -> torch.dtype:
     if dtype == "auto":
         return torch.bfloat16 if device == "cuda" else torch.float32
     return _DTYPES[dtype]
+
+
+_CACHE_KEYWORDS: dict[type, str] = {}
+
+
+def cache_keyword(model_type: type) -> str:
+    """The keyword under which a model class's forward takes its KV cache: ``past_key_values``
+    up to transformers 5.17, ``cache`` in 5.25. A forward that takes ``**kwargs`` swallows the
+    other one without a word and starts from an empty cache, so it is read from the signature
+    (once per class: microseconds)."""
+    keyword = _CACHE_KEYWORDS.get(model_type)
+    if keyword is None:
+        forward = getattr(model_type, "forward", None)
+        try:
+            names = inspect.signature(forward).parameters if forward is not None else {}
+        except (TypeError, ValueError):  # a builtin or wrapped callable: the current name
+            names = {}
+        keyword = ("past_key_values" if "past_key_values" in names and "cache" not in names
+                   else "cache")
+        _CACHE_KEYWORDS[model_type] = keyword
+    return keyword
 
 
 class TransformersBackend:
@@ -163,9 +185,13 @@ class TransformersBackend:
         self._token_bytes: list[bytes] | None = None
 
     def describe(self) -> dict[str, object]:
-        return {"name": self.name, "model": self.model_path.name, "device": self.device,
-                "dtype": str(self.dtype).removeprefix("torch."), "batch_invariant": False,
-                "n_threads": torch.get_num_threads()}
+        described: dict[str, object] = {
+            "name": self.name, "model": self.model_path.name, "device": self.device,
+            "dtype": str(self.dtype).removeprefix("torch."), "batch_invariant": False,
+            "n_threads": torch.get_num_threads()}
+        if self.device == "cuda":  # the machine a benchmark names is the GPU, not the host CPU
+            described["accelerator"] = torch.cuda.get_device_name()
+        return described
 
     # -- properties ----------------------------------------------------------------------------
 
@@ -272,9 +298,9 @@ class TransformersBackend:
             with torch.inference_mode():
                 out = self.model(
                     input_ids=input_ids,
-                    cache=self.cache,
                     use_cache=True,
                     logits_to_keep=logits_to_keep,
+                    **{cache_keyword(type(self.model)): self.cache},
                 )
         except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:
             # Some layers may have appended to the cache and others not: no consistent state to
@@ -288,17 +314,17 @@ class TransformersBackend:
         self._ids.extend(int(i) for i in ids)
         held = self.cache.get_seq_length()
         if held != self._n:
-            # A transformers release that takes the cache under another keyword swallows ours
-            # and starts every forward from an empty cache: wrong logits, no error (5.17).
+            # A model that takes the cache under a keyword other than the one its forward names
+            # swallows ours and starts every forward from an empty cache: wrong logits, no error.
             import transformers
 
-            spliced = self._n
+            spliced, keyword = self._n, cache_keyword(type(self.model))
             self.truncate(0)
             raise BackendError(
-                f"transformers {transformers.__version__} did not keep the KV cache (it holds "
-                f"{held} tokens after {spliced} were spliced), so "
-                "every forward would start from nothing; copygram's Transformers backend needs "
-                "a release that takes the cache it passes: pip install 'transformers>=5.25'")
+                f"transformers {transformers.__version__} did not keep the KV cache passed as "
+                f"{keyword!r} (it holds {held} tokens after {spliced} were spliced), so every "
+                "forward would start from nothing; copygram's Transformers backend needs "
+                "the release its CI tests: pip install 'transformers>=5.25'")
         return out.logits[0]
 
     def splice(self, ids: Sequence[int]) -> Logits:

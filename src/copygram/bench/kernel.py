@@ -178,16 +178,18 @@ def measure_kernel(
         rows.append(row)
         if progress is not None:
             progress(_md_row(row))
+    described = backend.describe()
     return KernelResult(
         backend=backend.name,
         model=model,
         prompt_tokens=prompt_tokens,
         repeats=repeats,
         threads=threads or os.cpu_count() or 1,
-        machine=cpu_info().describe(),
+        # A GPU's forwards are the GPU's: name it, not the host CPU that fed it.
+        machine=str(described.get("accelerator") or cpu_info().describe()),
         rows=tuple(rows),
         load_average=(round(load_start, 2), round(os.getloadavg()[0], 2)),
-        build=_build(backend.describe()),
+        build=_build(described),
     )
 
 
