@@ -49,7 +49,9 @@ class Delta:
 
 @dataclass(frozen=True)
 class Progress:
-    """An edit-program event for a streamed ``/v1/edits`` (``{"type": "token" | "copy", ...}``)."""
+    """An event of a streamed response: a ``/v1/edits`` event (``{"type": "token" | "copy",
+    ...}``), or how far a prompt is read (``"prefill"``: :func:`prefill_progress`), which an
+    OpenAI-shaped stream sends as a comment line."""
 
     event: JSONObject
 
