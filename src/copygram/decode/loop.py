@@ -217,8 +217,9 @@ def prepare(setup: EditSetup) -> None:
 def run(setup: EditSetup, prompt: list[int], policy: Policy,
         job: Job) -> Generator[Event, None, Output]:
     """The decode loop over ``prompt``: yields the prompt's prefill events, then the run's token,
-    span, copy and retract events; returns its :class:`Output`. Raises ``job.on_budget``'s error where a run that must end on
-    its end token reaches its budget or fills the context first."""
+    span, copy and retract events; returns its :class:`Output`. Raises ``job.on_budget``'s
+    error where a run that must end on its end token reaches its budget or fills the context
+    first."""
     backend, options, constraint, reader = setup.backend, setup.options, job.constraint, job.reader
     drafter, budget = job.drafter, job.budget
     meter = Meter(backend, constraint, job.lines, policy, setup.token_bytes,
