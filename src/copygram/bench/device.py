@@ -43,6 +43,7 @@ import numpy as np
 
 from copygram.backends.base import Backend
 from copygram.bench.kernel import measure_kernel, text_token_ids
+from copygram.decode.sampling import top2_margin
 
 DOCUMENTS = (
     "def mean(values):\n    return sum(values) / len(values)\n",
@@ -89,14 +90,21 @@ def build_model(folder: Path, out: Path, *, device: str, seed: int = 0) -> Path:
     return out
 
 
-def _ids(backend: Backend, n: int, seed: int) -> list[int]:
-    rng = np.random.default_rng(seed)
-    return [int(i) for i in rng.choice(text_token_ids(backend), n)]
+class _Draws:
+    """Seeded random text tokens of one backend (its vocabulary's bytes read once)."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.vocabulary = text_token_ids(backend)
+
+    def __call__(self, n: int, seed: int) -> list[int]:
+        rng = np.random.default_rng(seed)
+        return [int(i) for i in rng.choice(self.vocabulary, n)]
 
 
 def cache_kept(backend: Backend) -> dict[str, object]:
     """Whether a prefix changes the logits after a token: the largest difference it makes."""
-    prefix, token = _ids(backend, 32, 1), _ids(backend, 1, 2)
+    draw = _Draws(backend)
+    prefix, token = draw(32, 1), draw(1, 2)
     backend.truncate(0)
     alone = backend.splice(token)
     backend.truncate(0)
@@ -108,7 +116,8 @@ def cache_kept(backend: Backend) -> dict[str, object]:
 
 def splice_vs_steps(backend: Backend, n: int = 64, prompt: int = 200) -> dict[str, object]:
     """``n`` tokens after a ``prompt``-token context, in one forward against one step each."""
-    context, span = _ids(backend, prompt, 3), _ids(backend, n, 4)
+    draw = _Draws(backend)
+    context, span = draw(prompt, 3), draw(n, 4)
     backend.truncate(0)
     backend.splice(context)
     rows = backend.splice_all(span)
@@ -116,17 +125,18 @@ def splice_vs_steps(backend: Backend, n: int = 64, prompt: int = 200) -> dict[st
     steps = np.stack([backend.decode(t) for t in span])
     scale = float(np.max(np.abs(steps)))
     same = rows.argmax(axis=1) == steps.argmax(axis=1)
-    top2 = np.sort(steps, axis=1)[:, -2:]
-    margins = top2[:, 1] - top2[:, 0]
+    every = np.ones(steps.shape[1], dtype=np.bool_)
+    margins = [top2_margin(step, every) for step, agree in zip(steps, same, strict=True)
+               if not agree]
     return {"n": n, "largest_relative_difference": float(np.max(np.abs(rows - steps))) / scale,
             "argmax_agree": int(same.sum()),
-            "smallest_margin_where_they_differ": (float(margins[~same].min())
-                                                  if (~same).any() else None)}
+            "smallest_margin_where_they_differ": min(margins) if margins else None}
 
 
 def crop_and_redecode(backend: Backend, tries: int = 6, back: int = 8) -> dict[str, object]:
     """Decode ``back`` tokens, then ``tries`` times cut them off and decode them again."""
-    context, span = _ids(backend, 200, 5), _ids(backend, back, 6)
+    draw = _Draws(backend)
+    context, span = draw(200, 5), draw(back, 6)
     backend.truncate(0)
     backend.splice(context)
     first = np.stack([backend.decode(t) for t in span])
@@ -158,11 +168,12 @@ def rewrite_equals_greedy(backend: Backend, max_tokens: int = 48) -> dict[str, o
 
 def timings(backend: Backend, steps: int = 32) -> dict[str, object]:
     """A decode step's median time at a 256-token context, and the kernel curve."""
-    context = _ids(backend, 256, 7)
+    draw = _Draws(backend)
+    context = draw(256, 7)
     backend.truncate(0)
     backend.splice(context)
     times = []
-    for token in _ids(backend, steps, 8):
+    for token in draw(steps, 8):
         tick = time.perf_counter()
         backend.decode(token)
         times.append(time.perf_counter() - tick)

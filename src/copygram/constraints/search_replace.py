@@ -98,13 +98,19 @@ def line_except(*words: str) -> str:
     return rest(trie) + "\\n"
 
 
+def _replacement_line(banned: Sequence[str]) -> str:
+    """A replacement line's regex: neither the closing marker nor a ``banned`` marker line."""
+    return line_except(BLOCK_CLOSE.rstrip("\n"), *(line.rstrip("\n") for line in banned))
+
+
+_DIVIDER_RX = regex_escape(DIVIDER.rstrip("\n")) + "\\n"
+_CLOSE_RX = regex_escape(BLOCK_CLOSE.rstrip("\n")) + "\\n"
+
+
 def tail_regex(banned: Sequence[str] = ()) -> str:
     """The divider, the replacement's lines and the closing marker, as one regex; no
     replacement line reads as the closing marker or as one of the ``banned`` marker lines."""
-    close = BLOCK_CLOSE.rstrip("\n")
-    others = [line.rstrip("\n") for line in banned]
-    return (regex_escape(DIVIDER.rstrip("\n")) + "\\n" + "(?:" + line_except(close, *others)
-            + ")*" + regex_escape(close) + "\\n")
+    return _DIVIDER_RX + "(?:" + _replacement_line(banned) + ")*" + _CLOSE_RX
 
 
 def tail_rules(banned: Sequence[str] = (), arrows: bool = False) -> list[str]:
@@ -114,10 +120,8 @@ def tail_rules(banned: Sequence[str] = (), arrows: bool = False) -> list[str]:
     :func:`tail_regex` and (llguidance's ``&``) not (``~``) a line holding the run."""
     if not arrows:
         return [f"TAIL: /{tail_regex(banned)}/"]
-    close = BLOCK_CLOSE.rstrip("\n")
-    divider, others = DIVIDER.rstrip("\n"), [line.rstrip("\n") for line in banned]
-    return [f"TAIL: /{regex_escape(divider)}\\n/ RLINE* /{regex_escape(close)}\\n/",
-            (f"RLINE: /{line_except(close, *others)}/ & "
+    return [f"TAIL: /{_DIVIDER_RX}/ RLINE* /{_CLOSE_RX}/",
+            (f"RLINE: /{_replacement_line(banned)}/ & "
              f"~/[^\\n]*{regex_escape(CLOSE_ARROWS)}[^\\n]*\\n/")]
 
 
