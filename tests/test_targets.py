@@ -166,7 +166,8 @@ JAVA = '''class Solution {
 
 def test_cpp_and_java_definitions_reach_the_checks_and_the_mode_choice() -> None:
     from copygram.language import parsers
-    from copygram.language.targets import _definitions, targets_definitions
+    from copygram.language.definitions import definitions as _definitions
+    from copygram.language.targets import targets_definitions
 
     for text, language in ((CPP, "cpp"), (JAVA, "java")):
         if parsers.parser(language) is None:
@@ -294,3 +295,51 @@ def test_an_edit_of_a_definition_the_instruction_does_not_name_is_a_miss() -> No
     both = method_fixed.replace("return sum(v)", "return sum(v) / len(v)")
     assert find_misses(klass, both, "Fix bugs in median.", "python") == (
         "the instruction names median and the edit also changed mean, which it does not name",)
+
+
+def test_a_docstring_or_comment_the_instruction_quotes_must_be_written() -> None:
+    """Asked for a new docstring, the default model changed one line of the old one and the
+    check passed it (a 1,049-line file): the text it quotes must now be in the file."""
+    instruction = 'Replace the docstring of mean with the one-line docstring """The mean."""'
+    right = PY.replace('"""Average."""', '"""The mean."""')
+    assert find_misses(PY, right, instruction, "python") == ()
+    assert find_misses(PY, right.replace('"""The mean."""', "'''  The\n  mean. '''"),
+                       instruction, "python") == ()  # quotes and white space aside
+    kept = PY.replace('"""Average."""', '"""Average value."""')
+    assert find_misses(PY, kept, instruction, "python") == (
+        "the instruction quotes 'The mean.' for the file and the edit never wrote it",)
+    # A block comment: written as one, or as a line comment.
+    ask = "Replace the comment above total with the one-line comment /* Add them up. */."
+    assert find_misses(JS, JS.replace("/* Sum it. */", "/* Add them up. */"), ask,
+                       "javascript") == ()
+    assert find_misses(JS, JS.replace("/* Sum it. */", "// Add them up."), ask,
+                       "javascript") == ()
+    assert find_misses(JS, JS.replace("/* Sum it. */", "/* Add it up. */"), ask,
+                       "javascript") != ()
+    # Text the document holds already is not asked for (an instruction that removes it).
+    assert find_misses(JS, JS.replace("/* Sum it. */\n", ""),
+                       "Remove the comment /* Sum it. */ above total.", "javascript") == ()
+
+
+def test_an_edit_that_writes_the_instruction_into_the_file_is_a_miss() -> None:
+    """The default model once replaced a function's body by a docstring quoting the
+    instruction (a 1,178-line file)."""
+    instruction = ("Give median a keyword parameter calls=None. When calls is not None, "
+                   "median first appends the tuple (values,) to it.")
+    echoed = PY.replace("    return sorted(values)[len(values) // 2]",
+                        f'    """{instruction}"""')
+    misses = find_misses(PY, echoed, instruction, "python")
+    assert any(miss.startswith("the edit wrote the instruction's words 'Give median a keyword")
+               for miss in misses)
+    # What the instruction describes may become a docstring: no echo.
+    added = PY + '\n\ndef mode_of(values):\n    """Return the most common of the values."""\n'
+    assert find_misses(PY, added + "    return max(values, key=values.count)\n",
+                       "Add a function mode_of(values): Return the most common of the values.",
+                       "python") == ()
+    right = PY.replace("def median(values):\n",
+                       "def median(values, calls=None):\n    if calls is not None:\n"
+                       "        calls.append((values,))\n")
+    assert find_misses(PY, right, instruction, "python") == ()
+    # Short sentences and words the document held already are no echo.
+    assert find_misses(PY, PY.replace("LIMIT = 3", "LIMIT = 4  # Set the limit"),
+                       "Set the limit to 4.", "python") == ()

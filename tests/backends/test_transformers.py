@@ -146,6 +146,38 @@ def test_a_model_that_ignores_the_cache_is_an_error_not_a_wrong_result(backend: 
     assert backend.cache.get_seq_length() == 6
 
 
+def test_a_model_that_keeps_the_cache_but_does_not_read_it_is_refused(backend: object) -> None:
+    """A forward that fills the cache but computes without it (the device check saw logits
+    after a prefix equal to those without it, with transformers 5.17) passes the cache-length
+    check: the load-time check that a prefix changes what follows refuses it."""
+    from transformers import DynamicCache
+
+    from copygram.backends.transformers import TransformersBackend
+
+    assert isinstance(backend, TransformersBackend)
+    model = backend.model
+
+    class Blind:
+        """The model, reading a fresh cache each forward while filling the one it is given."""
+
+        config = model.config
+
+        def __call__(self, **kwargs: object) -> object:
+            model(**kwargs)  # fills the backend's cache
+            kwargs["cache"] = DynamicCache(config=model.config)
+            return model(**kwargs)
+
+    backend.truncate(0)
+    backend._check_prefix_counts()  # the real model passes
+    backend.model = Blind()
+    try:
+        with pytest.raises(BackendError, match="do not depend on the tokens before it"):
+            backend._check_prefix_counts()
+    finally:
+        backend.model = model
+        backend.truncate(0)
+
+
 def test_the_cache_goes_under_the_keyword_the_models_forward_names(backend: object) -> None:
     """transformers 5.17's models take the KV cache as ``past_key_values``, 5.25's as ``cache``;
     either forward takes ``**kwargs``, so the other keyword would be swallowed (an empty cache,

@@ -12,11 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram.backends.base import Backend
-from copygram.constraints.search_replace import (
-    document_lark,
-    line_except,
-    search_replace_constraint,
-)
+from copygram.constraints.replacement import line_except
+from copygram.constraints.search_replace import document_lark, search_replace_constraint
 from copygram.errors import CopygramError, ProgramSyntaxError
 from copygram.language.block_render import render, render_heads
 from copygram.language.lines import split_lines
@@ -51,7 +48,9 @@ def parses(document: str, text: str, heads: bool = False) -> bool:
 
 
 _pieces = st.sampled_from([BLOCK_OPEN, DIVIDER, BLOCK_CLOSE, "a\n", "b\n", "x\n", "\n", "=",
-                           ">>>>>>> REPLACE", ">>>>>>> REPLACEx\n", "<<<<<<< SEARCH\n\n", ""])
+                           ">>>>>>> REPLACE", ">>>>>>> REPLACEx\n", "<<<<<<< SEARCH\n\n", "",
+                           " >>> REPLACE\n", "a >>>>>>>>>> REPLACE \n", "a > b >>> REPLACE\n",
+                           "======= >>> REPLACE\n", "  >>>>>>>REPLACE\n", ">>"])
 
 
 @given(ordered_edits(), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 40), _pieces),
@@ -88,20 +87,42 @@ def test_a_replacement_line_is_anything_but_the_closing_marker(line: str) -> Non
 
 
 @pytest.mark.parametrize("heads", [False, True], ids=["lines", "heads"])
-def test_a_replacement_line_may_not_close_the_block_after_its_text(heads: bool) -> None:
+def test_a_replacement_line_may_not_hold_the_closing_arrows(heads: bool) -> None:
     """The default model once closed a head block on the line that ended its function
     (``} >>>>>>>>>> REPLACE``) and typed on: the closing marker's arrows are barred from a
     replacement line, by the constraint and the parser alike, unless the document holds them."""
     closed = BLOCK_OPEN + "def g():\n" + DIVIDER + "def g():\n    return 3\n" + BLOCK_CLOSE
-    for line in ("    return 3 >>>>>>> REPLACE\n", "    return 3 >>>>>>>>>> REPLACE\n",
-                 ">>>>>>>>\n", "    x >>>>>>> y\n"):
-        text = closed.replace("    return 3\n", line)
+    for line in (">>>>>>>>\n", "    x >>>>>>> y\n", "    return 3 >>>>>>> REPLACE\n"):
+        text = closed.replace("    return 3\n", "    return 3\n" + line)
         assert not accepts(DOC, text, heads=heads) and not parses(DOC, text, heads=heads)
-        held = DOC + "# ours >>>>>>> theirs\n"  # a document that holds the run admits it
+        held = DOC + "# x >>>>>>> REPLACE\n"  # a document that holds the run admits it
         assert accepts(held, text, heads=heads) and parses(held, text, heads=heads)
     # Fewer arrows are code (JavaScript's >>> shift).
     shift = closed.replace("    return 3\n", "    return x >>> 2 >> 1\n")
     assert accepts(DOC, shift, heads=heads) and parses(DOC, shift, heads=heads)
+
+
+@pytest.mark.parametrize("heads", [False, True], ids=["lines", "heads"])
+def test_a_block_may_close_on_the_line_it_ends(heads: bool) -> None:
+    """The default model closed a head block with ``} >>> REPLACE`` on a 385-line JavaScript
+    file and, held to the marker on its own line, typed on: such a line reads as its text and
+    the closing marker, by the constraint and the parser alike."""
+    closed = BLOCK_OPEN + "def g():\n" + DIVIDER + "def g():\n    return 3\n" + BLOCK_CLOSE
+    expected = parse(closed, DOC, heads=heads)
+    for line in ("    return 3 >>>>>>> REPLACE\n", "    return 3 >>>>>>>>>> REPLACE\n",
+                 "    return 3>>>REPLACE\n", "    return 3\n  >>>>>>> REPLACE\n"):
+        text = closed.replace("    return 3\n" + BLOCK_CLOSE, line)
+        assert accepts(DOC, text, heads=heads)
+        assert parse(text, DOC, heads=heads) == expected
+    # The text may not hold ">" (it could be a shift) nor read as a marker line.
+    for line in ("    return 3 > 2 >>> REPLACE\n", "======= >>> REPLACE\n"):
+        text = closed.replace("    return 3\n" + BLOCK_CLOSE, line)
+        assert not accepts(DOC, text, heads=heads) and not parses(DOC, text, heads=heads)
+    # Where a line of the document reads so, only the marker line closes: the line is text.
+    held = DOC + "# x >>> REPLACE\n"
+    text = closed.replace("    return 3\n", "    return 3 >>> REPLACE\n")
+    assert accepts(held, text, heads=heads)
+    assert "return 3 >>> REPLACE" in resolve(parse(text, held, heads=heads), held)
 
 
 def test_runs_start_at_or_after_the_cursor() -> None:

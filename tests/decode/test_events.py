@@ -82,3 +82,21 @@ def test_markup_forwards_of_a_known_program() -> None:
     events = list(session.stream("x\ny\n", "x"))
     markup = len(render(program)) - len("ab\n")
     assert count_markup_forwards(events) == markup
+
+
+def test_a_damaged_edit_kept_still_streams_its_whole_program() -> None:
+    """Found by Hypothesis: a program whose last copy tag was forced after ``<c`` held the
+    tag's rest back for the last event, and a damaged edit kept (``on_damage="keep"``: the
+    file here gets the format's markup) was re-wrapped without it: joined, the events were not
+    the program."""
+    from copygram import Copy, Gen
+
+    document = "</gen>"
+    program = Program([Gen('<copy lines="1-2"/>'), Copy(1, 1)]).normalized()
+    session = EditSession(ScriptedBackend(document, program, syntax="lines"), on_damage="keep",
+                          syntax="lines", ordered_copies=False, draft_tokens=0, mode="program")
+    events = list(session.stream(document, "x"))
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.result.damage
+    joined = "".join(e.text for e in events if isinstance(e, TokenEvent | SpanEvent | DoneEvent))
+    assert joined == done.result.program_text

@@ -15,14 +15,9 @@ from copygram.config import parse_config
 from copygram.decode.drafting import DraftConfig
 from copygram.decode.events import RetractEvent
 from copygram.decode.unchanged import UnchangedBlocks
+from copygram.language.block_scan import BlockScanner, BlockSpan
 from copygram.language.lines import split_lines
-from copygram.language.search_replace import (
-    BLOCK_CLOSE,
-    BLOCK_OPEN,
-    DIVIDER,
-    BlockScanner,
-    BlockSpan,
-)
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
 from copygram.session import EditSession
 from copygram.testing import EOS, ScriptedBackend, TwoMindsBackend
 
@@ -180,6 +175,17 @@ def test_an_unchanged_block_is_written_again_from_the_models_runner_up() -> None
     # The KV cache holds the program written, nothing of the block taken back.
     cached = bytes(t for t in backend.cached_ids if t < EOS)
     assert cached.endswith(FIX.encode()) and NO_OP.encode() not in cached
+
+
+def test_a_block_closed_on_its_last_line_unchanged_is_written_again() -> None:
+    """The default model closed an unchanged head block with ``} >>> REPLACE`` (a 385-line
+    JavaScript file) and the retry found no choice: the arrows are the marker, the text before
+    them the block's, and a line break there would only close the block the other way."""
+    loose = NO_OP.replace("\n" + BLOCK_CLOSE, " >>> REPLACE\n")
+    backend = TwoMindsBackend(DOCUMENT, reply=loose, second=FIX)
+    result = _session(backend).edit(DOCUMENT, "Fix area.")
+    assert result.program_text == FIX and result.stats.unchanged_retries == 1
+    assert result.text == DOCUMENT.replace("pi * r\n", "pi * r * r\n")
 
 
 def test_retry_unchanged_false_keeps_the_models_program() -> None:

@@ -25,8 +25,10 @@ rules above once all are::
 ``L_k`` is line k as a search part writes it; ``TAIL`` is the divider, the replacement (lines,
 none reading ``>>>>>>> REPLACE``, nor ``=======`` or ``<<<<<<< SEARCH`` unless the document has
 such a line, and none holding ``>>>>>>>`` after other text unless a line of the document holds
-that run: the format's markup never reaches the file) and the closing marker as one lexeme,
-so that llguidance's greedy lexer ends the replacement at the first closing marker.
+that run: the format's markup never reaches the file) and the closing line (the marker, or a
+line that closes the block after its text: :func:`~copygram.language.search_replace.read_close`)
+as one lexeme (:mod:`copygram.constraints.replacement`), so that llguidance's greedy lexer ends
+the replacement at the first closing line.
 Marker-like document lines are left out of every run. Every program the constraint accepts
 parses and resolves against its document.
 
@@ -51,78 +53,23 @@ import llguidance
 from copygram.constraints.base import ProgramState
 from copygram.constraints.document_grammar import regex_escape
 from copygram.constraints.llguidance import MatcherMask
+from copygram.constraints.replacement import tail_rules
 from copygram.constraints.vocab import Mask, Vocab
 from copygram.errors import ConstraintError
 from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
-    CLOSE_ARROWS,
     DIVIDER,
     MAX_PLAN_CHARS,
     PLAN_PREFIX,
     bars_arrows,
+    closes_loosely,
     search_line,
     searchable,
     unheld_markers,
 )
 from copygram.language.types import MAX_REACH, LineRange, Reach
 from copygram.language.units import body_lines, unit_end
-
-
-def _char_class_except(chars: str) -> str:
-    """Any one character but those of ``chars`` and ``\\n``."""
-    return "[^" + "".join("\\" + c if c in "]\\^-[" else c for c in chars) + "\\n]"
-
-
-_Trie = dict[str, "_Trie"]
-
-
-def line_except(*words: str) -> str:
-    """A regex of one line (any text, then ``\\n``) whose text is none of ``words`` (each
-    without ``\\n``): the complement of a finite set, spelled along the words' trie."""
-    trie: _Trie = {}
-    for word in words:
-        node = trie
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a word ends here
-
-    def rest(node: _Trie) -> str:
-        # Text s such that (the node's prefix) + s is no word: a child's character and what
-        # follows it, or a character that leaves every word here and then anything.
-        children = sorted(c for c in node if c)
-        parts = [regex_escape(c) + rest(node[c]) for c in children]
-        parts.append(_char_class_except("".join(children)) + "[^\\n]*")
-        return "(?:" + "|".join(parts) + ")" + ("" if "" in node else "?")
-
-    return rest(trie) + "\\n"
-
-
-def _replacement_line(banned: Sequence[str]) -> str:
-    """A replacement line's regex: neither the closing marker nor a ``banned`` marker line."""
-    return line_except(BLOCK_CLOSE.rstrip("\n"), *(line.rstrip("\n") for line in banned))
-
-
-_DIVIDER_RX = regex_escape(DIVIDER.rstrip("\n")) + "\\n"
-_CLOSE_RX = regex_escape(BLOCK_CLOSE.rstrip("\n")) + "\\n"
-
-
-def tail_regex(banned: Sequence[str] = ()) -> str:
-    """The divider, the replacement's lines and the closing marker, as one regex; no
-    replacement line reads as the closing marker or as one of the ``banned`` marker lines."""
-    return _DIVIDER_RX + "(?:" + _replacement_line(banned) + ")*" + _CLOSE_RX
-
-
-def tail_rules(banned: Sequence[str] = (), arrows: bool = False) -> list[str]:
-    """The lark rules of ``TAIL``, one lexeme (:func:`tail_regex`); with ``arrows``, no
-    replacement line holds :data:`~copygram.language.search_replace.CLOSE_ARROWS` anywhere
-    either (:func:`~copygram.language.search_replace.bars_arrows`), spelled as a line of
-    :func:`tail_regex` and (llguidance's ``&``) not (``~``) a line holding the run."""
-    if not arrows:
-        return [f"TAIL: /{tail_regex(banned)}/"]
-    return [f"TAIL: /{_DIVIDER_RX}/ RLINE* /{_CLOSE_RX}/",
-            (f"RLINE: /{_replacement_line(banned)}/ & "
-             f"~/[^\\n]*{regex_escape(CLOSE_ARROWS)}[^\\n]*\\n/")]
 
 
 def _literal(text: str) -> str:
@@ -167,7 +114,7 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
             rules.append(f"r{k}: {goes_on[0]}{rest}")
     rules.append(f"OPEN: {_literal(BLOCK_OPEN)}")
     # The format's own marker lines may not be written into the file, unless it holds them.
-    rules += tail_rules(unheld_markers(lines), bars_arrows(lines))
+    rules += tail_rules(unheld_markers(lines), bars_arrows(lines), closes_loosely(lines))
     if plan:
         rules.append(f"PLAN: /{regex_escape(PLAN_PREFIX)}[^\\n]{{1,{MAX_PLAN_CHARS}}}\\n/")
     return "\n".join(rules) + "\n"
@@ -395,5 +342,4 @@ def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: boo
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",
-           "document_lark", "line_except", "search_replace_constraint", "tail_regex",
-           "tail_rules"]
+           "document_lark", "search_replace_constraint"]

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from copygram.decode.document import EditDocument
+from copygram.language.block_scan import BlockScanner
 from copygram.language.runaway import RUNAWAY_LINES, next_unit
-from copygram.language.search_replace import BLOCK_OPEN, DIVIDER, BlockScanner, search_line
+from copygram.language.search_replace import BLOCK_OPEN, DIVIDER, closes_loosely, search_line
 from copygram.language.units import indentation, unit_end
 
 REPEAT_LIMIT = 8
@@ -152,7 +153,7 @@ class RunawayGuard:
             self._where.setdefault(key, []).append(number)
             if unit_end(lines, number) > number:
                 self._heads.setdefault(key, []).append(number)
-        self._scanner = BlockScanner()
+        self._scanner = BlockScanner(loose=closes_loosely(lines))
         self.reset()
 
     def reset(self) -> None:

@@ -74,7 +74,7 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
                 return
             damaged = dataclasses.replace(result, damage=damage)
             if on_damage == "keep":
-                yield DoneEvent(damaged)
+                yield DoneEvent(damaged, event.text)  # its text: the output's held-back tail
                 return
             if on_damage == "error" or redo is None:
                 raise _refusal(damaged, damage, redone=None)
@@ -96,7 +96,7 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
         if second:
             raise _refusal(dataclasses.replace(again.result, damage=second, redone=damaged),
                            second, redone=damaged)
-        yield DoneEvent(dataclasses.replace(again.result, redone=damaged))
+        yield DoneEvent(dataclasses.replace(again.result, redone=damaged), again.text)
         return
 
 

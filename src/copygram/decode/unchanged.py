@@ -15,7 +15,8 @@ Once per block: the block written again is kept whatever it holds. Only the mode
 choices are candidates (a token the grammar forced was no choice; a sampled run keeps its
 blocks). A candidate must change the text: not a token that spells a prefix of what the block
 went on with (another tokenization of the same bytes), nor one that parts from it only inside
-the closing marker, nor a carriage return before a line end (a block's lines take the
+the closing marker (a block closed on its last line, ``x >>> REPLACE``: at its arrows), nor a
+line break or spaces where such a block closed, nor a carriage return before a line end (a block's lines take the
 document's endings), nor a closing marker where closing there leaves the block unchanged (a
 head block closed after its header keeps the body). A choice that starts inside a UTF-8
 character is not taken back to.
@@ -35,12 +36,12 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.errors import ProgramSyntaxError
+from copygram.language.block_scan import BlockScanner, BlockSpan
 from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
-    BlockScanner,
-    BlockSpan,
+    closes_loosely,
     leaves_unchanged,
     merge_retyped,
     parse_blocks,
@@ -88,7 +89,7 @@ class UnchangedBlocks:
         self._eos = frozenset(eos_ids)
         self._heads, self._merge = heads, merge
         self._choices: list[Choice] = []
-        self._scanner = BlockScanner()
+        self._scanner = BlockScanner(loose=closes_loosely(self._lines))
         self._checked = 0  # closed blocks examined so far
         self._retried: set[int] = set()  # blocks (by position) written again already
 
@@ -179,6 +180,9 @@ class UnchangedBlocks:
         if data[same : same + 1] == b"\r" and went_on[same : same + 1] == b"\n":
             return False  # a line ending the block's lines take from the document anyway
         at_line_start = offset + same == 0 or program[offset + same - 1] == 0x0A
+        if (not at_line_start and not data[same:].strip(b" \t\n")
+                and went_on[same:].lstrip(b" \t").startswith(b">")):
+            return False  # a line break or spaces where the block closed after its last line
         closes = data[same:].startswith(_CLOSE) or _CLOSE.startswith(data[same:])
         if at_line_start and closes:
             # Closing the block here: a change unless the block then reads as unchanged (a head

@@ -28,6 +28,12 @@ reads as the opening marker or the divider unless the document has such a line
 text unless a line of the document holds that run (:func:`bars_arrows`): a program that would
 write the format's markup into the file is refused.
 
+A block may close on the line it ends (:func:`read_close`): ``  } >>> REPLACE`` (three or more
+arrows, the text before them holding no ``>``) reads as the line ``  }`` and the closing marker.
+Small models write that on long files and, held to the marker on its own line, type on past it
+(a 385-line JavaScript file). Not where a line of the document reads so (:func:`closes_loosely`):
+then only the marker line closes.
+
 Where a run of lines occurs more than once after the cursor, a block means its first occurrence
 (Aider's rule; it leaves every later block the most room, so a program that the constraint
 accepted always reads this way).
@@ -43,7 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from copygram.errors import ProgramSyntaxError
 from copygram.language.lines import split_lines
@@ -69,8 +75,6 @@ BLOCK_OPEN = "<<<<<<< SEARCH\n"
 DIVIDER = "=======\n"
 BLOCK_CLOSE = ">>>>>>> REPLACE\n"
 MARKER_LINES = (BLOCK_OPEN, DIVIDER, BLOCK_CLOSE)
-_OPEN_BYTES, _DIVIDER_BYTES, _CLOSE_BYTES = (BLOCK_OPEN.encode(), DIVIDER.encode(),
-                                           BLOCK_CLOSE.encode())
 
 _PROGRAM_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _BARE_NEWLINE = re.compile(r"(?<!\r)\n")
@@ -106,6 +110,31 @@ def bars_arrows(lines: Sequence[str]) -> bool:
     REPLACE`` on a 385-line JavaScript file): the block would run on, and its markup reach the
     file. Linear in the document."""
     return not any(CLOSE_ARROWS in line for line in lines)
+
+
+LOOSE_CLOSE = re.compile(r"([^\n]*?)([ \t]*)>{3,} ?REPLACE\n")
+"""A line that closes a block after its text (``fullmatch``): the text, the spaces before the
+arrows. The exact closing marker is one (no text)."""
+
+
+def closes_loosely(lines: Sequence[str]) -> bool:
+    """Whether a block of a program for the document ``lines`` may close on the line it ends
+    (:func:`read_close`): true unless a line of the document reads as such a line. Linear in
+    the document."""
+    return not any(LOOSE_CLOSE.fullmatch(search_line(line)) for line in lines)
+
+
+def read_close(line: str, loose: bool) -> str | None:
+    """What program line ``line`` (ending ``\\n``) of a replacement closes its block with: ``""``
+    for the closing marker, or (``loose``) the text before the arrows of a :data:`LOOSE_CLOSE`
+    line, as a replacement line (``""`` where it is blank); ``None`` where the line does not
+    close the block. Whether that text may be written is the caller's check."""
+    if line == BLOCK_CLOSE:
+        return ""
+    found = LOOSE_CLOSE.fullmatch(line) if loose else None
+    if found is None:
+        return None
+    return found.group(1) + "\n" if found.group(1) else ""
 
 
 def unheld_markers(lines: Sequence[str]) -> tuple[str, ...]:
@@ -150,6 +179,7 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
     """
     program_lines: list[str] = _PROGRAM_LINE.findall(text)
     unheld, arrows_barred = unheld_markers(lines), bars_arrows(lines)
+    loose = closes_loosely(lines)
     blocks: list[Block] = []
     cursor, at, offset = 1, 0, 0
     if program_lines and program_lines[0].startswith(PLAN_PREFIX):  # words, not an edit
@@ -184,7 +214,15 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
                          f"{cursor}", text, block_offset)
         take()  # the divider
         replaced: list[str] = []
-        while at < len(program_lines) and program_lines[at] != BLOCK_CLOSE:
+        while at < len(program_lines):
+            ends = read_close(program_lines[at], loose)
+            if ends is not None:
+                if ">" in ends or ends in unheld:
+                    raise _error(f"the block closes after the text {ends.strip()!r}: a closing "
+                                 "line's text may hold no '>' and read as no marker line", text,
+                                 offset)
+                replaced.append(ends)
+                break
             if program_lines[at] in unheld:
                 raise _error(f"the replacement holds the marker line "
                              f"{program_lines[at].strip()!r}, which no line of the document "
@@ -198,7 +236,7 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
             replaced.append(take())
         if at == len(program_lines):
             raise _error(f"the block has no {BLOCK_CLOSE.strip()!r} line", text, offset)
-        take()
+        take()  # the closing line
         end = unit_end(lines, start) if heads else start + len(written) - 1
         replacement = "".join(replaced)
         blocks.append(Block(head_run(lines, start, replacement) if heads
@@ -270,56 +308,6 @@ def leaves_unchanged(block: Block, lines: Sequence[str]) -> bool:
     return _resolved_replacement(block, lines) == "".join(run)
 
 
-@dataclass(frozen=True)
-class BlockSpan:
-    """Byte offsets in a program of one closed block: its replacement starts at
-    ``replacement``, its closing marker line spans ``close`` to ``end``."""
-
-    replacement: int
-    close: int
-    end: int
-
-
-@dataclass
-class BlockScanner:
-    """Follows a search/replace program's bytes (possibly partial) line by line: its closed
-    blocks (``spans``), whether it stands inside a replacement, and where the open block's
-    marker line (``opened``) and divider line (``divider``) start (``None`` outside a block,
-    and before the divider). :meth:`advance` reads only the lines completed since its last
-    call (a program shorter than what was read is read again; one taken back and grown again
-    needs :meth:`reset`). The decode loop's retries and the block drafts read blocks here."""
-
-    spans: list[BlockSpan] = field(default_factory=list)
-    in_replacement: bool = False
-    opened: int | None = None
-    divider: int | None = None
-    _state: str = "outside"
-    _at: int = 0  # the start of the first line not read yet
-
-    def reset(self) -> None:
-        """Forget what was read: the next :meth:`advance` reads from the start."""
-        self.spans.clear()
-        self.in_replacement, self.opened, self.divider = False, None, None
-        self._state, self._at = "outside", 0
-
-    def advance(self, program: bytes | bytearray) -> None:
-        if len(program) < self._at:  # taken back: read from the start
-            self.reset()
-        while (newline := program.find(b"\n", self._at)) >= 0:
-            line = program[self._at : newline + 1]
-            if self._state == "outside" and line == _OPEN_BYTES:
-                self._state, self.opened = "search", self._at
-            elif self._state == "search" and line == _DIVIDER_BYTES:
-                self._state, self.divider = "replacement", self._at
-            elif self._state == "replacement" and line == _CLOSE_BYTES:
-                assert self.divider is not None
-                self.spans.append(BlockSpan(self.divider + len(_DIVIDER_BYTES), self._at,
-                                            newline + 1))
-                self._state, self.opened, self.divider = "outside", None, None
-            self._at = newline + 1
-        self.in_replacement = self._state == "replacement"
-
-
 def blocks_program(blocks: Sequence[Block], lines: Sequence[str]) -> Program:
     """The :class:`Program` of ``blocks``: a copy of the lines between blocks (and after the
     last), a gen of each replacement (line endings as the module doc says)."""
@@ -353,21 +341,22 @@ __all__ = [
     "BLOCK_OPEN",
     "CLOSE_ARROWS",
     "DIVIDER",
+    "LOOSE_CLOSE",
     "MARKER_LINES",
     "MAX_PLAN_CHARS",
     "PLAN_PREFIX",
     "SEARCH_REPLACE",
     "Block",
-    "BlockScanner",
-    "BlockSpan",
     "bars_arrows",
     "blocks_program",
+    "closes_loosely",
     "find_run",
     "head_run",
     "leaves_unchanged",
     "merge_retyped",
     "parse",
     "parse_blocks",
+    "read_close",
     "search_line",
     "searchable",
     "unheld_markers",

@@ -32,9 +32,18 @@ edit missed. Read against the instruction, two things show it:
   optimise, handle, raise or return) and an edit that changed the code itself: Python's syntax
   tree without its docstrings, or another language's tree-sitter leaves without their comments,
   differ. Asked to replace a docstring, a program that writes its function
-  again sometimes rewrites the body too.
+  again sometimes rewrites the body too;
+* a docstring or block comment the instruction **quotes** (``\"\"\"...\"\"\"``, ``'''...'''``,
+  ``/* ... */``) that neither the document nor the result holds as a docstring or comment (white
+  space aside; a ``//`` or ``#`` comment counts): asked for the one-line docstring ``\"\"\"You are
+  given a list of integers.\"\"\"``, a program that changed one line of the old one;
+* an edit that writes a sentence of the instruction's own words that commands the edit ("Add a
+  last parameter calls=None to f:", "Give g ...": :data:`ECHO_WORDS` or more words, outside what
+  it quotes) into the file where the document did not hold it: a program that replaced a
+  function's body by a docstring quoting the instruction. What an instruction describes ("Given
+  a positive integer n, return ...") may become a new function's docstring, and is left out.
 
-Both are a program's miss, not damage to the file: :mod:`copygram.decode.checked` redoes such a
+Each is a program's miss, not damage to the file: :mod:`copygram.decode.checked` redoes such a
 program in rewrite mode (plain greedy decoding of the file, which writes renames and spread-out
 edits whole) and never refuses an edit for it. A mention is a weak signal (an instruction may
 name a function it only talks about): a false alarm costs a rewrite, never a wrong file. Cost:
@@ -43,24 +52,16 @@ a parse of the document and a line diff (milliseconds).
 
 from __future__ import annotations
 
-import ast
-import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from types import MappingProxyType
-from typing import Any
+from collections.abc import Mapping, Sequence
 
-from copygram.language import parsers
+from copygram.language.definitions import code_only, definitions
 from copygram.language.line_changes import changed_ranges, touches
 from copygram.language.lines import split_lines
 from copygram.language.types import MAX_REACH, Reach
 
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _BACKTICKS = re.compile(r"`[^`]*`")
-_JS_DEFINITIONS = frozenset({"function_declaration", "generator_function_declaration",
-                             "class_declaration", "method_definition", "variable_declarator",
-                             "interface_declaration", "abstract_class_declaration"})
-_COMMENT = ("#", "//", "/*", "*", "'''", '"""')
 
 
 def find_misses(before: str, after: str, instruction: str,
@@ -71,7 +72,7 @@ def find_misses(before: str, after: str, instruction: str,
     ``None``, the introduced names alone)."""
     words = set(_WORD.findall(instruction))
     misses: list[str] = []
-    regions = _definitions(before, language)
+    regions = definitions(before, language)
     named = sorted(words & set(regions))
     # The line diff only where a named definition needs it.
     changed = changed_ranges(split_lines(before), split_lines(after)) if named else []
@@ -96,12 +97,23 @@ def find_misses(before: str, after: str, instruction: str,
                           f"{', '.join(strayed)}, which it does not name")
     if regions:
         kept = [name for name in _removed(instruction) if name in regions
-                and name in _definitions(after, language)]
+                and name in definitions(after, language)]
         misses += [f"the instruction asks to remove {name} and the edit kept its definition"
                    for name in kept]
     if documentation_only(instruction) and _code_changed(before, after, language):
         misses.append("the instruction asks for documentation only and the edit changed the "
                       "code")
+    flat_before, flat_after = _flat(before), _flat(after)
+    quoted = _quoted_for_file(instruction)
+    held = _written(before) | _written(after) if quoted else frozenset()
+    for text in quoted:
+        if text not in held:
+            misses.append(f"the instruction quotes {_short(text)!r} for the file and the edit "
+                          "never wrote it")
+    for sentence in _sentences(instruction):
+        if sentence in flat_after and sentence not in flat_before:
+            misses.append(f"the edit wrote the instruction's words {_short(sentence)!r} into "
+                          "the file")
     present_before = set(_WORD.findall(before))
     present_after = set(_WORD.findall(after))
     for name in sorted(_introduced(instruction) - present_before):
@@ -129,7 +141,7 @@ def targets_definitions(document: str, instruction: str, language: str | None) -
     a rewrite; a new name (a rename, an added function or constant) or no name at all is left
     to a rewrite (docs/quality.md, "Which mode edits by default")."""
     words = set(_WORD.findall(instruction))
-    if not words & set(_definitions(document, language)):
+    if not words & set(definitions(document, language)):
         return False
     return not introduces_names(document, instruction)
 
@@ -151,7 +163,7 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     it targets none. Milliseconds (the definitions are cached per document)."""
     if not targets_definitions(document, instruction, language):
         return ()
-    regions = _definitions(document, language)
+    regions = definitions(document, language)
     listed = sorted({name for group in _listed(instruction, regions) for name in group})
     if 2 <= len(listed) <= MAX_REACH:
         return tuple(tuple(sorted(set(regions[name]))) for name in listed)
@@ -162,7 +174,7 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
 def lists_definitions(document: str, instruction: str, language: str | None) -> bool:
     """Whether ``instruction`` lists two or more definitions of ``document`` together ("Fix bugs
     in parse and render": each a target, :func:`find_misses`). Milliseconds."""
-    return bool(_listed(instruction, _definitions(document, language)))
+    return bool(_listed(instruction, definitions(document, language)))
 
 
 def _introduced(instruction: str) -> set[str]:
@@ -175,6 +187,54 @@ def _introduced(instruction: str) -> set[str]:
                 or (word[0].islower() and re.search(r"[a-z][A-Z]", word))):
             found.add(word)
     return found
+
+
+# What an instruction quotes for the file to hold: a docstring, a block comment.
+_FOR_FILE = re.compile(r'"""([\s\S]*?)"""|\'\'\'([\s\S]*?)\'\'\'|/\*([\s\S]*?)\*/')
+_LINE_COMMENT = re.compile(r"(?://|#)([^\n]*)")
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
+ECHO_WORDS = 6
+"""A sentence of the instruction this long or longer, written into the file, is an echo."""
+
+
+def _flat(text: str) -> str:
+    """``text`` with every run of white space one space, stripped."""
+    return " ".join(text.split())
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _quoted_for_file(instruction: str) -> list[str]:
+    """The docstrings and block comments ``instruction`` quotes, each as :func:`_flat` text
+    (module doc)."""
+    return [text for match in _FOR_FILE.finditer(instruction)
+            if (text := _flat(next(part for part in match.groups() if part is not None)))]
+
+
+def _written(text: str) -> frozenset[str]:
+    """The docstrings and comments of ``text`` as :func:`_flat` texts: the inside of every
+    ``\"\"\"``, ``\'\'\'`` and ``/* */``, and every ``//`` or ``#`` comment's text."""
+    found = {_flat(next(part for part in match.groups() if part is not None))
+             for match in _FOR_FILE.finditer(text)}
+    found.update(_flat(match.group(1)) for match in _LINE_COMMENT.finditer(text))
+    return frozenset(found)
+
+
+# A sentence that tells the editor what to do, not what the code does: "Add a last parameter
+# ...", "Give caller_1 ...". What an instruction describes ("Given a positive integer n, return
+# ...") may well become a new function's docstring.
+_COMMAND = re.compile(r"(?:add|remove|delete|drop|give|change|rename|replace|fix|update|move|"
+                      r"make|insert|pass|set|use|refactor|implement|write)\b", re.IGNORECASE)
+
+
+def _sentences(instruction: str) -> list[str]:
+    """The sentences of ``instruction``'s own words (what it quotes left out) that command the
+    edit (:data:`_COMMAND`) in :data:`ECHO_WORDS` or more words, as :func:`_flat` text."""
+    words = _QUOTED.sub(" ", instruction)
+    return [_flat(part) for part in _SENTENCE_END.split(words)
+            if len(part.split()) >= ECHO_WORDS and _COMMAND.match(part.strip())]
 
 
 _LIST_GAP = re.compile(r"^[`'\"]?(?:\s*,\s*|\s*,?\s+(?:and|&)\s+)[`'\"]?$")
@@ -232,153 +292,8 @@ def documentation_only(instruction: str) -> bool:
 def _code_changed(before: str, after: str, language: str | None) -> bool:
     """Whether ``after``'s code differs from ``before``'s, docstrings and comments aside; not
     where either does not parse (the damage check's concern) or the language has no reader."""
-    old, new = _code(before, language), _code(after, language)
+    old, new = code_only(before, language), code_only(after, language)
     return old is not None and new is not None and old != new
-
-
-def _code(text: str, language: str | None) -> str | tuple[tuple[str, bytes], ...] | None:
-    """``text``'s code without its documentation: Python's syntax tree less its docstrings;
-    another language's tree-sitter leaves less comments (Javadoc, ``//``, ``/* */``); ``None``
-    where it does not parse or the language has no grammar here."""
-    if language == "python":
-        try:
-            module = ast.parse(text)
-        except (SyntaxError, ValueError):
-            return None
-        for node in ast.walk(module):
-            body = getattr(node, "body", None)
-            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                    and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
-                del body[0]
-        return ast.dump(module)
-    if language not in ("javascript", "typescript") and language not in _OTHER_DEFINITIONS:
-        return None
-    tree = parsers.tree(text, language)
-    if tree is None or tree.root_node.has_error:
-        return None
-    leaves: list[tuple[str, bytes]] = []
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if "comment" in node.type:  # comment, line_comment, block_comment, doc_comment
-            continue
-        if node.child_count == 0:
-            leaves.append((node.type, node.text or b""))
-        stack.extend(reversed(node.children))
-    return tuple(leaves)
-
-
-@functools.lru_cache(maxsize=4)
-def _definitions(text: str, language: str | None) -> Mapping[str, tuple[tuple[int, int], ...]]:
-    """Name -> the line ranges (1-based) of its definitions, each with the comment lines right
-    above it. Kept for the last few documents: mode "auto" reads them to choose a mode and the
-    check reads them again when the program is done (one parse per document, not two)."""
-    lines = split_lines(text)
-    found: dict[str, list[tuple[int, int]]] = {}
-    for name, start, end in _defined(text, language):
-        while start > 1 and lines[start - 2].strip().startswith(_COMMENT):
-            start -= 1
-        found.setdefault(name, []).append((start, end))
-    return MappingProxyType({name: tuple(ranges) for name, ranges in found.items()})
-
-
-def _defined(text: str, language: str | None) -> Iterator[tuple[str, int, int]]:
-    if language == "python":
-        try:
-            module = ast.parse(text)
-        except (SyntaxError, ValueError):
-            return
-        for node in ast.walk(module):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                yield node.name, first, node.end_lineno or node.lineno
-        for statement in module.body:  # module-level variables
-            targets = (statement.targets if isinstance(statement, ast.Assign)
-                       else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
-            for target in targets:
-                if isinstance(target, ast.Name):
-                    yield target.id, statement.lineno, statement.end_lineno or statement.lineno
-        return
-    if language in _OTHER_DEFINITIONS:
-        yield from _defined_elsewhere(text, language)
-        return
-    if language not in ("javascript", "typescript"):
-        return
-    tree = parsers.tree(text, language)
-    if tree is None:
-        return
-    source = text.encode("utf-8")
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        if node.type not in _JS_DEFINITIONS:
-            continue
-        # A variable counts at the top level only (a loop's `let i` is nobody's target).
-        if node.type == "variable_declarator" and (
-                node.parent is None or node.parent.parent is None
-                or node.parent.parent.type != "program"):
-            continue
-        name = node.child_by_field_name("name")
-        if name is None or name.type not in ("identifier", "property_identifier",
-                                              "type_identifier"):
-            continue
-        # `const f = ...`: the whole declaration, its keyword's line included.
-        whole = node.parent if node.type == "variable_declarator" and node.parent else node
-        yield (source[name.start_byte:name.end_byte].decode("utf-8"),
-               whole.start_point[0] + 1, whole.end_point[0] + 1)
-
-
-_OTHER_DEFINITIONS: dict[str, frozenset[str]] = {
-    "java": frozenset({"method_declaration", "constructor_declaration", "class_declaration",
-                       "interface_declaration", "enum_declaration", "record_declaration",
-                       "field_declaration"}),
-    "c": frozenset({"function_definition", "struct_specifier", "enum_specifier",
-                    "declaration"}),
-    "go": frozenset({"function_declaration", "method_declaration", "type_spec", "const_spec",
-                     "var_spec"}),
-    "rust": frozenset({"function_item", "struct_item", "enum_item", "trait_item", "const_item",
-                       "static_item", "mod_item"}),
-}
-_OTHER_DEFINITIONS["cpp"] = _OTHER_DEFINITIONS["c"] | {"class_specifier", "namespace_definition"}
-_NAMES = frozenset({"identifier", "field_identifier", "type_identifier", "namespace_identifier"})
-
-
-def _declared_name(node: Any) -> Any:
-    """The name node of a definition: its ``name`` field (Java, Go, Rust, a C++ class), or the
-    innermost identifier of a C/C++ declarator (``int *f(...)``, ``Foo::bar(...)``, ``x = 1``),
-    or of a Java field's first variable."""
-    name = node.child_by_field_name("name")
-    if name is not None:
-        return name if name.type in _NAMES else None
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type not in _NAMES:
-        declarator = (declarator.child_by_field_name("declarator")
-                      or declarator.child_by_field_name("name"))
-    return declarator
-
-
-def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int]]:
-    """Definitions through a tree-sitter grammar other than JavaScript's: functions, methods,
-    types, and variables declared at the top level of a file or of a class (C's and C++'s
-    ``declaration`` counts only at the top level: a local variable is nobody's target)."""
-    tree = parsers.tree(text, language)
-    if tree is None:
-        return
-    source = text.encode("utf-8")
-    kinds = _OTHER_DEFINITIONS[language]
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        if node.type not in kinds or (node.type == "declaration" and (
-                node.parent is None or node.parent.type != "translation_unit")):
-            continue
-        name = _declared_name(node)
-        if name is not None:
-            yield (source[name.start_byte:name.end_byte].decode("utf-8"),
-                   node.start_point[0] + 1, node.end_point[0] + 1)
 
 
 __all__ = ["documentation_only", "find_misses", "introduces_names", "lists_definitions",

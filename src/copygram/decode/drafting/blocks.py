@@ -39,11 +39,12 @@ from copygram.decode.drafting.drafter import Draft, DraftConfig
 from copygram.decode.drafting.length import DraftSizer
 from copygram.decode.drafting.prediction import PredictionDrafter
 from copygram.errors import ProgramSyntaxError
+from copygram.language.block_scan import BlockScanner
 from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
-    BlockScanner,
+    closes_loosely,
     find_run,
     parse_blocks,
     search_line,
@@ -125,7 +126,7 @@ class BlockDrafter:
         # offset and its head line), the token its prediction starts at, the drafter.
         self._block: tuple[tuple[int, int], int, PredictionDrafter] | None = None
         self._cursor: tuple[int, int] | None = None  # (open block's offset, its cursor line)
-        self._scanner = BlockScanner()  # the program's blocks, read as the program grows
+        self._scanner = BlockScanner(loose=closes_loosely(self._lines))  # the program's blocks, read as the program grows
 
     def _follow(self, context: Sequence[int]) -> None:
         if len(context) < len(self._ends):  # rolled back: read again

@@ -1,0 +1,171 @@
+"""The definitions a file holds, and its code without its documentation, read by a parser:
+Python through :mod:`ast`; JavaScript, TypeScript, Java, C, C++, Go and Rust through tree-sitter
+(:mod:`copygram.language.parsers`, where its grammar is installed). Functions, methods, classes
+and other types, and variables at the top level of a file (or of a class); any other language,
+or a file that does not parse, has none. :mod:`copygram.language.targets` reads them to tell
+whether an edit reached what its instruction names. Cost: one parse (milliseconds)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from copygram.language import parsers
+from copygram.language.lines import split_lines
+
+_JS_DEFINITIONS = frozenset({"function_declaration", "generator_function_declaration",
+                             "class_declaration", "method_definition", "variable_declarator",
+                             "interface_declaration", "abstract_class_declaration"})
+_COMMENT = ("#", "//", "/*", "*", "'''", '"""')
+
+
+def code_only(text: str, language: str | None) -> str | tuple[tuple[str, bytes], ...] | None:
+    """``text``'s code without its documentation: Python's syntax tree less its docstrings;
+    another language's tree-sitter leaves less comments (Javadoc, ``//``, ``/* */``); ``None``
+    where it does not parse or the language has no grammar here."""
+    if language == "python":
+        try:
+            module = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        for node in ast.walk(module):
+            body = getattr(node, "body", None)
+            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                del body[0]
+        return ast.dump(module)
+    if language not in ("javascript", "typescript") and language not in _OTHER_DEFINITIONS:
+        return None
+    tree = parsers.tree(text, language)
+    if tree is None or tree.root_node.has_error:
+        return None
+    leaves: list[tuple[str, bytes]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if "comment" in node.type:  # comment, line_comment, block_comment, doc_comment
+            continue
+        if node.child_count == 0:
+            leaves.append((node.type, node.text or b""))
+        stack.extend(reversed(node.children))
+    return tuple(leaves)
+
+
+@functools.lru_cache(maxsize=4)
+def definitions(text: str, language: str | None) -> Mapping[str, tuple[tuple[int, int], ...]]:
+    """Name -> the line ranges (1-based) of its definitions in ``text``, each with the comment
+    lines right above it (module doc). Kept for the last few documents: mode "auto" reads them
+    to choose a mode and the check reads them again when the program is done (one parse per
+    document, not two)."""
+    lines = split_lines(text)
+    found: dict[str, list[tuple[int, int]]] = {}
+    for name, start, end in _defined(text, language):
+        while start > 1 and lines[start - 2].strip().startswith(_COMMENT):
+            start -= 1
+        found.setdefault(name, []).append((start, end))
+    return MappingProxyType({name: tuple(ranges) for name, ranges in found.items()})
+
+
+def _defined(text: str, language: str | None) -> Iterator[tuple[str, int, int]]:
+    if language == "python":
+        try:
+            module = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                yield node.name, first, node.end_lineno or node.lineno
+        for statement in module.body:  # module-level variables
+            targets = (statement.targets if isinstance(statement, ast.Assign)
+                       else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    yield target.id, statement.lineno, statement.end_lineno or statement.lineno
+        return
+    if language in _OTHER_DEFINITIONS:
+        yield from _defined_elsewhere(text, language)
+        return
+    if language not in ("javascript", "typescript"):
+        return
+    tree = parsers.tree(text, language)
+    if tree is None:
+        return
+    source = text.encode("utf-8")
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type not in _JS_DEFINITIONS:
+            continue
+        # A variable counts at the top level only (a loop's `let i` is nobody's target).
+        if node.type == "variable_declarator" and (
+                node.parent is None or node.parent.parent is None
+                or node.parent.parent.type != "program"):
+            continue
+        name = node.child_by_field_name("name")
+        if name is None or name.type not in ("identifier", "property_identifier",
+                                              "type_identifier"):
+            continue
+        # `const f = ...`: the whole declaration, its keyword's line included.
+        whole = node.parent if node.type == "variable_declarator" and node.parent else node
+        yield (source[name.start_byte:name.end_byte].decode("utf-8"),
+               whole.start_point[0] + 1, whole.end_point[0] + 1)
+
+
+_OTHER_DEFINITIONS: dict[str, frozenset[str]] = {
+    "java": frozenset({"method_declaration", "constructor_declaration", "class_declaration",
+                       "interface_declaration", "enum_declaration", "record_declaration",
+                       "field_declaration"}),
+    "c": frozenset({"function_definition", "struct_specifier", "enum_specifier",
+                    "declaration"}),
+    "go": frozenset({"function_declaration", "method_declaration", "type_spec", "const_spec",
+                     "var_spec"}),
+    "rust": frozenset({"function_item", "struct_item", "enum_item", "trait_item", "const_item",
+                       "static_item", "mod_item"}),
+}
+_OTHER_DEFINITIONS["cpp"] = _OTHER_DEFINITIONS["c"] | {"class_specifier", "namespace_definition"}
+_NAMES = frozenset({"identifier", "field_identifier", "type_identifier", "namespace_identifier"})
+
+
+def _declared_name(node: Any) -> Any:
+    """The name node of a definition: its ``name`` field (Java, Go, Rust, a C++ class), or the
+    innermost identifier of a C/C++ declarator (``int *f(...)``, ``Foo::bar(...)``, ``x = 1``),
+    or of a Java field's first variable."""
+    name = node.child_by_field_name("name")
+    if name is not None:
+        return name if name.type in _NAMES else None
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in _NAMES:
+        declarator = (declarator.child_by_field_name("declarator")
+                      or declarator.child_by_field_name("name"))
+    return declarator
+
+
+def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int]]:
+    """Definitions through a tree-sitter grammar other than JavaScript's: functions, methods,
+    types, and variables declared at the top level of a file or of a class (C's and C++'s
+    ``declaration`` counts only at the top level: a local variable is nobody's target)."""
+    tree = parsers.tree(text, language)
+    if tree is None:
+        return
+    source = text.encode("utf-8")
+    kinds = _OTHER_DEFINITIONS[language]
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type not in kinds or (node.type == "declaration" and (
+                node.parent is None or node.parent.type != "translation_unit")):
+            continue
+        name = _declared_name(node)
+        if name is not None:
+            yield (source[name.start_byte:name.end_byte].decode("utf-8"),
+                   node.start_point[0] + 1, node.end_point[0] + 1)
+
+
+__all__ = ["code_only", "definitions"]
