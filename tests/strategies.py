@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
-from copygram.language.search_replace import Block, find_run, head_run, search_line
+from copygram.language.search_replace import Block, find_run, head_run, may_head, search_line
 from copygram.language.units import unit_end
 
 # Fragments that stress the language: tag look-alikes, entities, every line ending, NUL, Unicode.
@@ -100,7 +100,7 @@ def head_edits(draw: st.DrawFn) -> tuple[str, list[Block]]:
     cursor = 1
     while cursor <= len(lines) and draw(st.booleans()):
         heads = [k for k in range(cursor, len(lines) + 1)
-                 if find_run(lines, keys[k - 1 : k], cursor, keys) == k]
+                 if may_head(lines[k - 1]) and find_run(lines, keys[k - 1 : k], cursor, keys) == k]
         if not heads:
             break
         head = draw(st.sampled_from(heads))

@@ -235,3 +235,19 @@ def test_a_head_block_that_rewrites_only_the_header_keeps_the_body() -> None:
     fixed = resolve(parse(text, document, heads=True), document)
     assert fixed == "const f = (x) => {\n  return x + 1;\n};\nf(2);\n"
     assert render_heads([head], document) == text
+
+
+@pytest.mark.parametrize(("line", "heads"), [
+    ("}\n", False), ("  });\n", False), ("]\n", False), ("},\n", False), (")\n", False),
+    ("} else {\n", True), ("int f() {\n", True), ("\n", True), ("x = 1\n", True),
+])
+def test_a_line_that_only_closes_brackets_may_not_head_a_block(line: str, heads: bool) -> None:
+    from copygram.language.search_replace import may_head
+
+    assert may_head(line) is heads
+
+
+def test_render_heads_refuses_a_closing_line_for_a_head() -> None:
+    document = "int f() {\n  return 1;\n}\n"
+    with pytest.raises(CopygramError, match="only closes brackets"):
+        render_heads([Block(LineRange(3, 3), "")], document)

@@ -24,6 +24,7 @@ from copygram.language.search_replace import (
     BLOCK_OPEN,
     DIVIDER,
     Block,
+    may_head,
     parse,
     search_line,
 )
@@ -367,7 +368,7 @@ def _can_meet(lines: list[str], heads: bool, meets: Callable[[tuple[int, int]], 
             continue
         seen.add((cursor, met))
         for start in range(cursor, n + 1):
-            if not searchable(lines[start - 1]):
+            if not searchable(lines[start - 1]) or (heads and not may_head(lines[start - 1])):
                 continue
             ends = [unit_end(lines, start)] if heads else []
             if not heads:
@@ -458,3 +459,17 @@ def test_with_touch_a_program_reaches_each_definition_listed_together() -> None:
     assert _touch_accepts(document, h, (((3, 4), (9, 10)),), True)  # either f or h
     with pytest.raises(ValueError, match="at most 3"):
         document_lark(split_lines(document), heads=True, touch=both * 2)
+
+
+def test_a_line_that_only_closes_brackets_heads_no_block() -> None:
+    """A Java program headed a block on a lone ``}`` (its replacement appended two more), a C++
+    one deleted one closing line after another: such a line opens nothing, so neither the
+    constraint nor the parser takes it as a head; lines scope still searches it."""
+    document = "int f() {\n  return 1;\n}\n\nint g() {\n  return 2;\n}\n"
+    for head in ("}\n",):
+        text = BLOCK_OPEN + head + DIVIDER + BLOCK_CLOSE
+        assert not accepts(document, text, heads=True)
+        assert not parses(document, text, heads=True)
+    assert accepts(document, BLOCK_OPEN + "}\n" + DIVIDER + "};\n" + BLOCK_CLOSE)
+    fixed = BLOCK_OPEN + "int g() {\n" + DIVIDER + "int g() {\n  return 3;\n}\n" + BLOCK_CLOSE
+    assert accepts(document, fixed, heads=True) and parses(document, fixed, heads=True)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from copygram.bench.baselines import baseline_prompt, full_regeneration, prompt_lookup
 from copygram.bench.data import EditRow, add_data_arguments, rows_from_args
 from copygram.bench.kernel import KernelCurve, bound_terms, forward_cost, load_kernel_curve
+from copygram.bench.model_args import add_device_arguments
 from copygram.bench.plots import speedup_plots
 from copygram.bench.replay import replay, replay_rewrite
 from copygram.config import BackendConfig
@@ -310,6 +311,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser, default_max_lines=120)
     parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
     parser.add_argument("--model", default="default", help="GGUF path (default: SmolLM2-135M)")
+    add_device_arguments(parser)
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--n-threads", type=int, default=None,
                         help="CPU threads (default: the backend's). On a busy machine use 1: "
@@ -336,8 +338,8 @@ def run(args: argparse.Namespace) -> int:
     check_repeats(args.repeats)  # before the model loads
     from copygram.backends import load
 
-    config = BackendConfig(backend=args.backend, model=args.model, n_ctx=args.n_ctx,
-                           n_threads=args.n_threads)
+    config = BackendConfig(backend=args.backend, model=args.model, device=args.device,
+                           dtype=args.dtype, n_ctx=args.n_ctx, n_threads=args.n_threads)
     backend = load(config)
     variants = [v for v in args.variants.split(",") if v.strip()]
     sessions = make_sessions(backend, variants)

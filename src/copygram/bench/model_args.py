@@ -6,14 +6,28 @@ from __future__ import annotations
 import argparse
 
 from copygram.config import route_arguments
+from copygram.config.backend import DEVICES, DTYPES
+
+
+def add_device_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--device`` and ``--dtype``: where the model runs and, on transformers, its weights'
+    dtype (config keys ``device`` and ``dtype``, checked when the backend config is built)."""
+    parser.add_argument("--device", choices=DEVICES, default="auto",
+                        help="where the model runs (config key device; default auto: CUDA where "
+                             "torch sees a GPU)")
+    parser.add_argument("--dtype", choices=DTYPES, default="auto",
+                        help="backend transformers: the weights' dtype (config key dtype; "
+                             "default auto: float32 on a CPU, bfloat16 on CUDA)")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--model``, ``--backend``, ``--n-ctx``, ``--n-threads``, ``--batch-invariant``,
-    ``--cost-curve``, ``--prefix-cache-mb`` and ``--route`` (repeatable)."""
+    """``--model``, ``--backend``, ``--device``, ``--dtype``, ``--n-ctx``, ``--n-threads``,
+    ``--batch-invariant``, ``--cost-curve``, ``--prefix-cache-mb`` and ``--route``
+    (repeatable)."""
     parser.add_argument("--model", default="default",
                         help="a catalog model name or a .gguf path (default: the default model)")
     parser.add_argument("--backend", default="llamacpp", choices=("llamacpp", "transformers"))
+    add_device_arguments(parser)
     parser.add_argument("--n-ctx", type=int, default=None,
                         help="context length (default: the backend's, the model's trained "
                              "context)")
@@ -40,6 +54,9 @@ def session_config(args: argparse.Namespace) -> dict[str, object]:
     """The session config the flags of :func:`add_model_arguments` name (no ``mode``: each
     approach sets its own)."""
     config: dict[str, object] = {"backend": args.backend, "model": args.model}
+    for key in ("device", "dtype"):
+        if getattr(args, key) != "auto":
+            config[key] = getattr(args, key)
     if args.n_ctx:
         config["n_ctx"] = args.n_ctx
     if args.n_threads:

@@ -64,6 +64,7 @@ from copygram.language.search_replace import (
     PLAN_PREFIX,
     bars_arrows,
     closes_loosely,
+    may_head,
     search_line,
     searchable,
     unheld_markers,
@@ -90,7 +91,7 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
         raise ValueError(f"touch holds {len(touch)} requirements; at most {MAX_REACH}")
     n = len(lines)
     inside = body_lines(lines) if heads and not body_heads else frozenset()
-    ok = [False] + [searchable(line) and k not in inside
+    ok = [False] + [searchable(line) and k not in inside and (not heads or may_head(line))
                     for k, line in enumerate(lines, start=1)] + [False]
     # has_run[k]: some run can start at line k or later.
     has_run = [False] * (n + 2)

@@ -20,6 +20,7 @@ from copygram.language.search_replace import (
     Block,
     find_run,
     head_run,
+    may_head,
     parse,
     search_line,
 )
@@ -101,9 +102,11 @@ def render_heads(blocks: Sequence[Block], lines: Sequence[str] | str) -> str:
     cursor = 1
     for block in blocks:
         start = block.search.start
-        if find_run(split, keys[start - 1 : start], cursor, keys) != start:
+        if (find_run(split, keys[start - 1 : start], cursor, keys) != start
+                or not may_head(split[start - 1])):
             raise CopygramError(f"line {start} cannot head a block after line {cursor - 1}: "
-                                "it reads like a marker line, or an earlier line reads like it")
+                                "it reads like a marker line, only closes brackets, or an "
+                                "earlier line reads like it")
         if head_run(split, start, block.replacement) != block.search:
             raise CopygramError(f"lines {block.search.start}-{block.search.end} are not the unit "
                                 f"that line {start} opens (it ends at line "
@@ -143,7 +146,7 @@ def render_head_program(program: Program, lines: Sequence[str] | str) -> str:
     def head_of(low: int, high: int, cursor: int) -> int | None:
         # The smallest unit at or after ``cursor`` that holds lines low..high (1-based).
         return next((u for u in range(low, cursor - 1, -1)
-                     if unit_end(split, u) >= high
+                     if unit_end(split, u) >= high and may_head(split[u - 1])
                      and find_run(split, keys[u - 1 : u], cursor, keys) == u), None)
 
     def slide(k: int) -> bool:

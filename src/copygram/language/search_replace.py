@@ -42,7 +42,8 @@ Heads (``search_scope = "head"``): a search part holds one line, the first line 
 paragraph (its head), and the block replaces the whole unit that the head opens
 (:func:`copygram.language.units.unit_end`: found by indentation and brackets). A model then
 names the place of a change in one line and writes the unit once, changed, instead of writing
-it twice (searched and replaced); the cost is that a block can only replace whole units.
+it twice (searched and replaced); the cost is that a block can only replace whole units. A
+line that only closes brackets (``}``, ``});``) is no head (:func:`may_head`).
 """
 
 from __future__ import annotations
@@ -137,6 +138,18 @@ def read_close(line: str, loose: bool) -> str | None:
     return found.group(1) + "\n" if found.group(1) else ""
 
 
+_CLOSER_CHARS = frozenset(")]};,")
+
+
+def may_head(line: str) -> bool:
+    """Whether document line ``line`` may be a head block's head: not a line that only closes
+    brackets (``}``, ``});``). Such a line opens nothing, so its block replaces that line
+    alone: a Java program headed a block on a lone ``}`` and appended two more, a C++ one deleted
+    one closing line after another until the repeat guard stopped it."""
+    stripped = line.strip()
+    return not stripped or not set(stripped) <= _CLOSER_CHARS
+
+
 def unheld_markers(lines: Sequence[str]) -> tuple[str, ...]:
     """The marker lines a replacement may not hold in a program for the document ``lines``:
     the opening marker and the divider, but for one that a line of the document reads as (a
@@ -212,6 +225,10 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
         if start is None:
             raise _error(f"the search part is not a run of document lines at or after line "
                          f"{cursor}", text, block_offset)
+        if heads and not may_head(lines[start - 1]):
+            raise _error(f"the head {written[0].strip()!r} only closes brackets: a head is the "
+                         "first line of the function or paragraph that the block replaces", text,
+                         block_offset)
         take()  # the divider
         replaced: list[str] = []
         while at < len(program_lines):
@@ -353,6 +370,7 @@ __all__ = [
     "find_run",
     "head_run",
     "leaves_unchanged",
+    "may_head",
     "merge_retyped",
     "parse",
     "parse_blocks",
