@@ -186,6 +186,17 @@ def test_a_block_closed_on_its_last_line_unchanged_is_written_again() -> None:
     result = _session(backend).edit(DOCUMENT, "Fix area.")
     assert result.program_text == FIX and result.stats.unchanged_retries == 1
     assert result.text == DOCUMENT.replace("pi * r\n", "pi * r * r\n")
+    # Where that block closed, a line break, or the close spelled otherwise (no space, the
+    # marker's seven arrows), is no change; other text is.
+    program = loose.encode()
+    scanner = BlockScanner(loose=True)
+    scanner.advance(program)
+    (span,) = scanner.spans
+    blocks = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, {EOS}, heads=True)
+    at = program.index(b" >>>")
+    for data, changes in ((b">>>>>>>", False), (b"\n", False), (b" >>>>>>> REPL", False),
+                          (b" * r", True), (b";", True)):
+        assert blocks._changes(program, span, at, data) is changes, data
 
 
 def test_retry_unchanged_false_keeps_the_models_program() -> None:

@@ -16,7 +16,8 @@ choices are candidates (a token the grammar forced was no choice; a sampled run 
 blocks). A candidate must change the text: not a token that spells a prefix of what the block
 went on with (another tokenization of the same bytes), nor one that parts from it only inside
 the closing marker (a block closed on its last line, ``x >>> REPLACE``: at its arrows), nor a
-line break or spaces where such a block closed, nor a carriage return before a line end (a block's lines take the
+line break, spaces or arrows where such a block closed (the same close), nor a carriage return
+before a line end (a block's lines take the
 document's endings), nor a closing marker where closing there leaves the block unchanged (a
 head block closed after its header keeps the body). A choice that starts inside a UTF-8
 character is not taken back to.
@@ -180,9 +181,12 @@ class UnchangedBlocks:
         if data[same : same + 1] == b"\r" and went_on[same : same + 1] == b"\n":
             return False  # a line ending the block's lines take from the document anyway
         at_line_start = offset + same == 0 or program[offset + same - 1] == 0x0A
-        if (not at_line_start and not data[same:].strip(b" \t\n")
-                and went_on[same:].lstrip(b" \t").startswith(b">")):
-            return False  # a line break or spaces where the block closed after its last line
+        if (not at_line_start and went_on[same:].lstrip(b" \t").startswith(b">")
+                and (not data[same:].strip(b" \t\n")
+                     or data[same:].lstrip(b" \t").startswith(b">"))):
+            # A line break, spaces or arrows where the block closed after its last line: the
+            # same close, spelled otherwise.
+            return False
         closes = data[same:].startswith(_CLOSE) or _CLOSE.startswith(data[same:])
         if at_line_start and closes:
             # Closing the block here: a change unless the block then reads as unchanged (a head
