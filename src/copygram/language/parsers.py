@@ -44,7 +44,13 @@ def parser(language: str) -> Any:
 def tree(text: str, language: str) -> Any:
     """``text``'s tree-sitter tree in ``language``, or ``None`` where the grammar is missing."""
     found = parser(language)
-    return None if found is None else found.parse(text.encode("utf-8"))
+    if found is None:
+        return None
+    # A parser reused for thousands of parses, some of text it reads with errors, was seen to
+    # hang (tree-sitter 0.26, the Rust grammar on "} else {\na\na\n" after a few thousand
+    # others): each parse starts from a reset parser.
+    found.reset()
+    return found.parse(text.encode("utf-8"))
 
 
 __all__ = ["GRAMMARS", "LANGUAGES", "parser", "tree"]
