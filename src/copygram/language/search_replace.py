@@ -121,8 +121,9 @@ arrows. The exact closing marker is one (no text)."""
 def closes_loosely(lines: Sequence[str]) -> bool:
     """Whether a block of a program for the document ``lines`` may close on the line it ends
     (:func:`read_close`): true unless a line of the document reads as such a line. Linear in
-    the document."""
-    return not any(LOOSE_CLOSE.fullmatch(search_line(line)) for line in lines)
+    the document (the regex runs only on lines that hold ``REPLACE``: parses call this)."""
+    return not any(LOOSE_CLOSE.fullmatch(search_line(line)) for line in lines
+                   if "REPLACE" in line)
 
 
 def read_close(line: str, loose: bool) -> str | None:

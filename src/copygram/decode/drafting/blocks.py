@@ -126,7 +126,8 @@ class BlockDrafter:
         # offset and its head line), the token its prediction starts at, the drafter.
         self._block: tuple[tuple[int, int], int, PredictionDrafter] | None = None
         self._cursor: tuple[int, int] | None = None  # (open block's offset, its cursor line)
-        self._scanner = BlockScanner(loose=closes_loosely(self._lines))  # the program's blocks, read as the program grows
+        # The program's blocks, read as the program grows.
+        self._scanner = BlockScanner(loose=closes_loosely(self._lines))
 
     def _follow(self, context: Sequence[int]) -> None:
         if len(context) < len(self._ends):  # rolled back: read again
