@@ -3,8 +3,9 @@
 One place that knows where each language's tree-sitter grammar lives, shared by the damage
 check (:mod:`copygram.language.damage`) and the units of head blocks
 (:mod:`copygram.language.units`). A grammar that is not installed is ``None``, never an error:
-the callers fall back to what they can read without it. Cost: building a parser ~1 ms, once per
-language and process; a parse ~1 ms per few hundred lines.
+the callers fall back to what they can read without it, and so they do where a parse runs past
+its budget (:func:`tree`). Cost: building a parser ~1 ms, once per language and process; a parse
+~1 ms per few hundred lines.
 """
 
 from __future__ import annotations
@@ -41,16 +42,41 @@ def parser(language: str) -> Any:
     return tree_sitter.Parser(tree_sitter.Language(getattr(module, function)()))
 
 
+PARSE_BUDGET_BASE = 1024
+PARSE_BUDGET_PER_BYTE = 1 / 8
+"""A parse's budget, in tree-sitter's progress checks (one per 100 parser operations, so the
+budget is a count, the same on every host): ``BASE + PER_BYTE * bytes``. Every document of the
+dev split, read with every grammar (the wrong ones too), used under a tenth of it; the TypeScript
+grammar's error recovery on some short brace texts never ends (tree-sitter 0.26 and
+tree-sitter-typescript 0.23: ``"} else {\nx = [\n    y = 1\n    ) -> int:\n..."`` grows without
+bound), and these stop at the budget instead of hanging the edit."""
+
+
 def tree(text: str, language: str) -> Any:
-    """``text``'s tree-sitter tree in ``language``, or ``None`` where the grammar is missing."""
+    """``text``'s tree-sitter tree in ``language``; ``None`` where the grammar is missing or the
+    parse ran past its budget (:data:`PARSE_BUDGET_BASE`), which callers read as "no tree" (the
+    layout rules, the bracket check). Cost: ~1 ms per few hundred lines; a runaway parse ~0.25 ms
+    per progress check, ~0.3 s for a short text."""
     found = parser(language)
     if found is None:
         return None
-    # A parser reused for thousands of parses, some of text it reads with errors, was seen to
-    # hang (tree-sitter 0.26, the Rust grammar on "} else {\na\na\n" after a few thousand
-    # others): each parse starts from a reset parser.
+    data = memoryview(text.encode("utf-8"))
+    budget = PARSE_BUDGET_BASE + int(len(data) * PARSE_BUDGET_PER_BYTE)
+    checks = 0
+
+    def progress(offset: int, has_error: bool) -> bool:
+        nonlocal checks
+        checks += 1
+        return checks > budget  # True cancels the parse
+
+    # A cancelled parse resumes on the next call unless the parser is reset (tree-sitter's
+    # contract): every parse starts from a reset parser.
     found.reset()
-    return found.parse(text.encode("utf-8"))
+    try:
+        return found.parse(lambda offset, point: data[offset:], progress_callback=progress)
+    except ValueError:  # "Parsing failed": cancelled at the budget
+        found.reset()  # frees the stacks the runaway parse grew
+        return None
 
 
-__all__ = ["GRAMMARS", "LANGUAGES", "parser", "tree"]
+__all__ = ["GRAMMARS", "LANGUAGES", "PARSE_BUDGET_BASE", "PARSE_BUDGET_PER_BYTE", "parser", "tree"]
