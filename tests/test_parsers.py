@@ -55,3 +55,21 @@ def test_every_parse_ends_and_a_tree_is_the_whole_text(text: str) -> None:
         found = parsers.tree(text, language)
         if found is not None:
             assert found.root_node.end_byte == len(text.encode("utf-8"))
+
+
+def test_a_trees_nodes_hold_their_text() -> None:
+    # A tree read through tree-sitter's read callback (the budgeted parse) crashed the process
+    # on node.text: the tree returned is parsed from the bytes.
+    if parsers.parser("javascript") is None:
+        pytest.skip("the tree-sitter grammar for javascript is not installed")
+    text = "".join(f"function f{n}(a) {{ return a + {n}; }}\n" for n in range(300))
+    for _ in range(3):
+        found = parsers.tree(text, "javascript")
+        assert found is not None
+        leaves, stack = [], [found.root_node]
+        while stack:
+            node = stack.pop()
+            if node.child_count == 0:
+                leaves.append(node.text)
+            stack.extend(reversed(node.children))
+        assert b"".join(leaves) == text.replace(" ", "").replace("\n", "").encode()

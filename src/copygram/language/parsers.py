@@ -55,8 +55,8 @@ bound), and these stop at the budget instead of hanging the edit."""
 def tree(text: str, language: str) -> Any:
     """``text``'s tree-sitter tree in ``language``; ``None`` where the grammar is missing or the
     parse ran past its budget (:data:`PARSE_BUDGET_BASE`), which callers read as "no tree" (the
-    layout rules, the bracket check). Cost: ~1 ms per few hundred lines; a runaway parse ~0.25 ms
-    per progress check, ~0.3 s for a short text."""
+    layout rules, the bracket check). Cost: two parses (below), ~2 ms per few hundred lines; a
+    runaway parse ~0.25 ms per progress check, ~0.3 s for a short text."""
     found = parser(language)
     if found is None:
         return None
@@ -73,10 +73,19 @@ def tree(text: str, language: str) -> Any:
     # contract): every parse starts from a reset parser.
     found.reset()
     try:
-        return found.parse(lambda offset, point: data[offset:], progress_callback=progress)
+        bounded = found.parse(lambda offset, point: data[offset:], progress_callback=progress)
     except ValueError:  # "Parsing failed": cancelled at the budget
         found.reset()  # frees the stacks the runaway parse grew
         return None
+    # A tree read through a callback crashes the process on ``node.text`` (py-tree-sitter 0.26
+    # keeps a pointer to the callback's last buffer): the text is parsed again from its bytes,
+    # from a reset parser, which repeats the bounded parse operation for operation (a parse is
+    # deterministic), so it ends too. Twice a parse's cost (~10 ms a 1,500-line file); reusing
+    # the bounded tree as the old one would save a little but re-runs error recovery where it
+    # cannot reuse, with no bound.
+    del bounded
+    found.reset()
+    return found.parse(bytes(data))
 
 
 __all__ = ["GRAMMARS", "LANGUAGES", "PARSE_BUDGET_BASE", "PARSE_BUDGET_PER_BYTE", "parser", "tree"]
