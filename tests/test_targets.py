@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram.language.targets import find_misses, named_reach
+from copygram.language.targets import find_misses, named_reach, removal_targets
 
 PY = '''import os
 
@@ -214,7 +214,8 @@ def test_names_listed_together_are_each_a_target_and_blank_lines_reach_nothing()
 
 _BODIES = {"mean": "sum(values) / len(values)", "median": "sorted(values)[len(values) // 2]"}
 _ASKS = ("Fix bugs in {a}.", "Fix bugs in {a} and {b}.", "Fix {a}: use {b} as the model does.",
-         "Fix bugs in {b}, {a}.", "Fix `{a}`, `{b}`.")
+         "Fix bugs in {b}, {a}.", "Fix `{a}`, `{b}`.", "Fix {a}. Update {b} to match.",
+         "The {a} is wrong; it should use {b}.", "Fix {a}. Give {b} and {a} a comment.")
 
 
 @given(st.sets(st.sampled_from(sorted(_BODIES))), st.sampled_from(_ASKS), st.booleans())
@@ -238,6 +239,24 @@ def test_the_reach_touch_named_holds_is_what_the_miss_check_asks(
     assert met == (not left)
 
 
+def test_each_sentence_that_commands_an_edit_is_a_target() -> None:
+    # The add_parameter rows of the large bucket: a program that changed the caller alone.
+    ask = ("Add a last parameter calls=None to median: when calls is not None, median first "
+           "appends the tuple (values,) of its arguments to it. Give mean a keyword parameter "
+           "calls=None too and pass it on in its call of median.")
+    caller_only = PY.replace("def mean(values):", "def mean(values, calls=None):")
+    left = "a sentence of the instruction asks for an edit in median and the edit left it as it was"
+    assert find_misses(PY, caller_only, ask, "python") == (left,)
+    both = caller_only.replace("def median(values):", "def median(values, calls=None):")
+    assert find_misses(PY, both, ask, "python") == ()
+    # The callee alone meets both sentences (the second names it too): the test decides.
+    callee_only = PY.replace("def median(values):", "def median(values, calls=None):")
+    assert find_misses(PY, callee_only, ask, "python") == ()
+    # Describing sentences ("when calls is not None, ...") and verbs of use name no target.
+    assert find_misses(PY, callee_only, "Fix median: use mean as the model does. The mean is "
+                       "right.", "python") == ()
+
+
 def test_a_definition_the_instruction_asks_to_remove_must_be_gone() -> None:
     kept = PY.replace("return sorted(values)[len(values) // 2]", "return 0")
     gone = PY[: PY.index("# The middle value.")]
@@ -246,6 +265,11 @@ def test_a_definition_the_instruction_asks_to_remove_must_be_gone() -> None:
                 "remove the unused helper median"):
         assert miss in find_misses(PY, kept, ask, "python")
         assert miss not in find_misses(PY, gone, ask, "python")
+    # What the retry of an unchanged block reads (decode.unchanged): the definition's lines.
+    assert removal_targets(PY, "Remove the function median; nothing calls it.", "python") == (
+        (11, 13),)
+    assert removal_targets(PY, "Fix median.", "python") == ()
+    assert removal_targets(PY, "Remove the function nothing_here.", "python") == ()
     # A statement inside a definition is no definition to remove.
     assert not [m for m in find_misses(PY, kept, "Remove the sorted call from median.",
                                        "python") if "remove" in m]
@@ -254,7 +278,10 @@ def test_a_definition_the_instruction_asks_to_remove_must_be_gone() -> None:
 def test_named_reach_holds_each_definition_listed_together_and_any_one_named() -> None:
     mean, median = ((6, 8),), ((11, 13),)  # each with the comment block above
     assert named_reach(PY, "Fix bugs in mean and median.", "python") == (mean, median)
-    assert named_reach(PY, "Fix mean: use median as the model does.", "python") == (
+    # A sentence that commands an edit asks for it in what it names ("Fix mean"); what the
+    # rest names ("use median") is what the edit uses. Any one named where none is commanded.
+    assert named_reach(PY, "Fix mean: use median as the model does.", "python") == (mean,)
+    assert named_reach(PY, "The mean should use median as the model does.", "python") == (
         (mean[0], median[0]),)
     assert named_reach(PY, "Fix bugs in median.", "python") == (median,)
     assert named_reach(PY, "Rename mean to `average_of`.", "python") == ()  # a new name

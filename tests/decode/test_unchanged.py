@@ -90,6 +90,23 @@ def test_the_retry_takes_the_closest_choice_that_changes_the_block() -> None:
     assert guard.retry(data) is None
 
 
+@pytest.mark.parametrize(("removing", "removed"), [(((4, 5),), True), (((8, 8),), False),
+                                                 ((), False)])
+def test_a_block_over_a_definition_to_remove_retries_as_the_removal(
+        removing: tuple[tuple[int, int], ...], removed: bool) -> None:
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, removing=removing)
+    start = NO_OP.index(DIVIDER) + len(DIVIDER)  # the replacement's first token
+    at_r = NO_OP.index("r\n>>>")
+    # Closing at once (the removal) ranked second there, 4 under; a change 2 under elsewhere.
+    data = _write(guard, NO_OP, {start: (ord(">"), 6.0), at_r + 1: (ord(" "), 8.0)})
+    retry = guard.retry(data)
+    assert retry is not None
+    if removed:  # the definition asked to be removed: its removal, whatever the margins
+        assert (retry.index, retry.token, retry.margin) == (start, ord(">"), 4.0)
+    else:  # another definition, or no removal asked: the smallest margin
+        assert (retry.index, retry.token, retry.margin) == (at_r + 1, ord(" "), 2.0)
+
+
 def test_a_token_that_spells_what_came_next_is_no_change() -> None:
     guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True)
     # Every runner-up byte is the one the block went on with, or lies in the closing marker.

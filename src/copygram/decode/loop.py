@@ -49,7 +49,7 @@ from copygram.decode.unchanged import UnchangedBlocks
 from copygram.decode.verify import close_ran_away, splice_copy, take_back, verify_draft
 from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.resolve import resolve
-from copygram.language.targets import named_reach
+from copygram.language.targets import named_reach, removal_targets
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -160,7 +160,8 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     ``prompt_tokens``: the format's constraint, reader and drafter, the budget
     (:func:`~copygram.decode.budgets.token_budget`), the repeat guard, with heads the runaway
     guard (:class:`~copygram.decode.budgets.RunawayGuard`) and, with ``retry_unchanged`` and a
-    greedy policy, the blocks that change nothing. With
+    greedy policy, the blocks that change nothing (a block written again over a definition the
+    instruction asks to remove retries as the removal, where the model ranked it). With
     ``touch_named`` and a ``language``, where the instruction targets definitions of the
     document (:func:`~copygram.language.targets.named_reach`), the constraint holds the
     program to reach one (each of those it lists together): a program that misses one is a
@@ -176,8 +177,11 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     if options.retry_unchanged and policy.greedy:
         # Greedy only: a teacher's program is given, a sampled block is a draw to keep (and
         # only blocks take the option: copygram.language.formats).
+        removing = (removal_targets(document.text, instruction, language)
+                    if language is not None else ())
         unchanged = UnchangedBlocks(document.lines, setup.token_bytes, backend.eos_token_ids,
-                                    heads=setup.heads, merge=options.merge_retyped)
+                                    heads=setup.heads, merge=options.merge_retyped,
+                                    removing=removing)
     budget = token_budget(document, prompt_tokens, backend.context_length,
                           options.max_new_tokens)
 

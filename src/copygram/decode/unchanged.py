@@ -11,6 +11,13 @@ took (the smallest logit margin), takes that token instead, and lets the model g
 (the rest drafted from the block's lines as before). So the program is the model's greedy
 program but for one token: its most likely edit among those that change the block.
 
+Where the instruction asks to remove a definition (:func:`~copygram.language.targets.removal_targets`)
+and the unchanged block's head is a line of it, the choice taken back is the replacement's first
+token, and the token taken there the closing marker, where the model ranked it among its
+:data:`CANDIDATES` (the block then removes its unit, which is what was asked; the JS
+remove_function row of docs/quality.md wrote the function again unchanged with the removal its
+runner-up there, 3.6 under, and the smallest margin elsewhere).
+
 Once per block: the block written again is kept whatever it holds. Only the model's own greedy
 choices are candidates (a token the grammar forced was no choice; a sampled run keeps its
 blocks). A candidate must change the text: not a token that spells a prefix of what the block
@@ -81,11 +88,14 @@ class UnchangedBlocks:
 
     The decode loop calls :meth:`note` for each greedy choice, :meth:`forget` where it takes
     program tokens back, and :meth:`retry` after each step. ``heads`` and ``merge``: how the
-    session reads its blocks (``search_scope = "head"``, ``merge_retyped``)."""
+    session reads its blocks (``search_scope = "head"``, ``merge_retyped``); ``removing``: the
+    line ranges of the definitions the instruction asks to remove (module doc)."""
 
     def __init__(self, lines: Sequence[str], token_bytes: Sequence[bytes], eos_ids: Iterable[int],
-                 *, heads: bool, merge: bool = False) -> None:
+                 *, heads: bool, merge: bool = False,
+                 removing: Sequence[tuple[int, int]] = ()) -> None:
         self._lines = list(lines)
+        self._removing = tuple(removing)
         self._token_bytes = token_bytes
         self._eos = frozenset(eos_ids)
         self._heads, self._merge = heads, merge
@@ -134,7 +144,7 @@ class UnchangedBlocks:
             span = spans[position]
             if position in self._retried or not self._unchanged(program[: span.end]):
                 continue
-            found = self._best_change(program, span)
+            found = self._removal(program, span) or self._best_change(program, span)
             if found is None:
                 continue
             self._retried.add(position)
@@ -151,6 +161,36 @@ class UnchangedBlocks:
         if self._merge:
             blocks = merge_retyped(blocks, self._lines)
         return bool(blocks) and leaves_unchanged(blocks[-1], self._lines)
+
+    def _search(self, program: bytes) -> tuple[int, int] | None:
+        """The document lines (first, last) the last block of ``program`` (which ends with a
+        closed block) searches."""
+        try:
+            blocks = parse_blocks(program.decode("utf-8"), self._lines, heads=self._heads)
+        except (ProgramSyntaxError, UnicodeDecodeError):
+            return None
+        return (blocks[-1].search.start, blocks[-1].search.end) if blocks else None
+
+    def _removal(self, program: bytes, span: BlockSpan) -> Retry | None:
+        """Where ``span``'s block heads a definition the instruction asks to remove: the
+        closing marker as the replacement's first token, if the model ranked it (module doc)."""
+        if not self._removing:
+            return None
+        search = self._search(program[: span.end])
+        # Its head in the definition (the comment block above it counts) and the lines it
+        # replaces reaching the definition's end: an empty replacement removes the definition.
+        if search is None or not any(start <= search[0] <= end <= search[1]
+                                     for start, end in self._removing):
+            return None
+        for choice in self._choices:
+            if choice.offset != span.replacement:
+                continue
+            for token, logit in choice.others:
+                data = self._token_bytes[token]
+                if data and (data.startswith(_CLOSE) or _CLOSE.startswith(data)) \
+                        and self._changes(program, span, choice.offset, data):
+                    return Retry(choice.index, token, choice.logit - logit)
+        return None
 
     def _best_change(self, program: bytes, span: BlockSpan) -> Retry | None:
         """The choice in ``span``'s replacement whose best changing candidate has the smallest

@@ -13,7 +13,10 @@ edit missed. Read against the instruction, two things show it:
   nothing was inserted inside one; blank lines and trailing spaces do not count. One reached is
   enough: "Fix median: it must return the mean of the two middle values" names ``mean`` in
   passing; but names the instruction lists together ("Fix bugs in parse and render", "a, b and
-  c") are each a target;
+  c") are each a target, and so is each sentence that commands an edit (it starts with add,
+  fix, give, change, update...: "Add a last parameter calls=None to f: ... Give g a parameter
+  calls too and pass it on in its call of f": one of the names each names; a program that
+  changed ``g`` alone missed ``f``);
 * a name the instruction **introduces** (written as code: in backticks, or in snake_case or
   lowerCamelCase, and found nowhere in the document) that the result still does not hold.
   Plain words, capitals and CapitalisedCamelCase are left out: "sum(" in an instruction's
@@ -90,6 +93,12 @@ def find_misses(before: str, after: str, instruction: str,
                 were = "it was" if len(left) == 1 else "they were"
                 misses.append(f"the instruction lists {' and '.join(group)} together and the "
                               f"edit left {', '.join(left)} as {were}")
+    if named and misses == []:
+        for group in _commanded(instruction, regions):
+            if not any(reached(name) for name in group):
+                misses.append(f"a sentence of the instruction asks for an edit in "
+                              f"{' or '.join(group)} and the edit left "
+                              f"{'it' if len(group) == 1 else 'each'} as it was")
     if misses == [] and named and targets_definitions(before, instruction, language):
         strayed = _strayed(regions, named, changed)
         if strayed:
@@ -156,19 +165,55 @@ def introduces_names(document: str, instruction: str) -> bool:
 def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     """What a program must reach where ``instruction`` targets definitions of ``document``
     (:func:`targets_definitions`: it names one and introduces no name), as ``touch_named`` holds
-    head blocks to it: each definition it lists together with others, where it lists two to
-    :data:`~copygram.language.types.MAX_REACH` ("Fix bugs in parse and render": an edit that
-    leaves one as it was is a miss, :func:`find_misses`), else any one it names; each as its
-    line ranges (1-based, inclusive, sorted; with the comment block right above). Empty where
-    it targets none. Milliseconds (the definitions are cached per document)."""
+    head blocks to it: each definition it lists together with others ("Fix bugs in parse and
+    render": an edit that leaves one as it was is a miss, :func:`find_misses`) and, for each
+    sentence that commands an edit ("Add a parameter to f. Give g one too"), one of the
+    definitions that sentence names; where that makes none or more than
+    :data:`~copygram.language.types.MAX_REACH` requirements, any one it names. Each requirement
+    as its line ranges (1-based, inclusive, sorted; with the comment block right above). Empty
+    where it targets none. Milliseconds (the definitions are cached per document)."""
     if not targets_definitions(document, instruction, language):
         return ()
     regions = definitions(document, language)
-    listed = sorted({name for group in _listed(instruction, regions) for name in group})
-    if 2 <= len(listed) <= MAX_REACH:
-        return tuple(tuple(sorted(set(regions[name]))) for name in listed)
+    listed = {frozenset([name]) for group in _listed(instruction, regions) for name in group}
+    wanted = listed | {frozenset(group) for group in _commanded(instruction, regions)}
+    # A requirement that holds a smaller one is met wherever the smaller one is.
+    wanted = {group for group in wanted if not any(other < group for other in wanted)}
+    if 1 <= len(wanted) <= MAX_REACH:
+        return tuple(sorted(tuple(sorted({span for name in group for span in regions[name]}))
+                            for group in wanted))
     named = set(_WORD.findall(instruction)) & set(regions)
     return (tuple(sorted({span for name in named for span in regions[name]})),)
+
+
+def _commanded(instruction: str, defined: Mapping[str, object]) -> list[list[str]]:
+    """For each sentence of ``instruction`` that commands an edit of what it names (it starts
+    with a verb of :data:`_EDIT_COMMAND`), the document's definitions it names, where it names
+    any: "Add a last parameter calls=None to f: ... Give g a parameter calls too and pass it on in
+    its call of f" asks for an edit in ``f`` and one in ``g`` or ``f``; "Fix f: use g as h does"
+    for one in ``f`` (to use is no edit of ``g``). What the instruction quotes for the file
+    (docstrings, block comments) is left out."""
+    words = _FOR_FILE.sub(" ", instruction)
+    groups: list[list[str]] = []
+    for part in _SENTENCE_END.split(words):
+        if not _EDIT_COMMAND.match(part.strip()):
+            continue
+        names = list(dict.fromkeys(name for name in _WORD.findall(part) if name in defined))
+        if names and names not in groups:
+            groups.append(names)
+    return groups
+
+
+def removal_targets(document: str, instruction: str,
+                    language: str | None) -> tuple[tuple[int, int], ...]:
+    """The line ranges (1-based, inclusive, sorted; with the comment block right above) of the
+    definitions of ``document`` that ``instruction`` asks to remove ("Remove the function f";
+    module doc); empty where it asks none. Milliseconds."""
+    names = _removed(instruction)
+    if not names:
+        return ()
+    regions = definitions(document, language)
+    return tuple(sorted({span for name in names for span in regions.get(name, ())}))
 
 
 def lists_definitions(document: str, instruction: str, language: str | None) -> bool:
@@ -227,6 +272,12 @@ def _written(text: str) -> frozenset[str]:
 # ...") may well become a new function's docstring.
 _COMMAND = re.compile(r"(?:add|remove|delete|drop|give|change|rename|replace|fix|update|move|"
                       r"make|insert|pass|set|use|refactor|implement|write)\b", re.IGNORECASE)
+
+
+# The verbs of _COMMAND that edit what they name ("use g", "pass it to g", "make it call g"
+# name what the edit uses).
+_EDIT_COMMAND = re.compile(r"(?:add|remove|delete|drop|give|change|rename|replace|fix|update|"
+                           r"move|insert|refactor|implement)\b", re.IGNORECASE)
 
 
 def _sentences(instruction: str) -> list[str]:
@@ -297,4 +348,4 @@ def _code_changed(before: str, after: str, language: str | None) -> bool:
 
 
 __all__ = ["documentation_only", "find_misses", "introduces_names", "lists_definitions",
-           "named_reach", "targets_definitions"]
+           "named_reach", "removal_targets", "targets_definitions"]
