@@ -105,6 +105,17 @@ def test_a_block_over_a_definition_to_remove_retries_as_the_removal(
         assert (retry.index, retry.token, retry.margin) == (start, ord(">"), 4.0)
     else:  # another definition, or no removal asked: the smallest margin
         assert (retry.index, retry.token, retry.margin) == (at_r + 1, ord(" "), 2.0)
+    # Written again changed, the block is retried as the removal too; elsewhere it is kept.
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, removing=removing)
+    data = _write(guard, FIX, {start: (ord(">"), 6.0)})
+    retry = guard.retry(data)
+    assert (retry is not None) == removed
+    if retry is not None:
+        assert (retry.index, retry.token) == (start, ord(">"))
+    # A block that removes its unit already is kept.
+    removal = BLOCK_OPEN + HEAD + DIVIDER + BLOCK_CLOSE
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, removing=removing)
+    assert guard.retry(_write(guard, removal, {})) is None
 
 
 def test_a_token_that_spells_what_came_next_is_no_change() -> None:

@@ -12,11 +12,14 @@ took (the smallest logit margin), takes that token instead, and lets the model g
 program but for one token: its most likely edit among those that change the block.
 
 Where the instruction asks to remove a definition (:func:`~copygram.language.targets.removal_targets`)
-and the unchanged block's head is a line of it, the choice taken back is the replacement's first
-token, and the token taken there the closing marker, where the model ranked it among its
-:data:`CANDIDATES` (the block then removes its unit, which is what was asked; the JS
-remove_function row of docs/quality.md wrote the function again unchanged with the removal its
-runner-up there, 3.6 under, and the smallest margin elsewhere).
+and a block's head is a line of it and its replacement is not empty (the model wrote the
+definition again, changed or not), the choice taken back is the replacement's first token, and
+the token taken there the closing marker, where the model ranked it among its
+:data:`CANDIDATES` (the block then removes its unit, which is what was asked). The JS
+remove_function row of docs/quality.md wrote the function again unchanged, with the removal its
+runner-up there (3.6 under) and the smallest margin elsewhere; small rows wrote it again with a
+semicolon added or a body simplified, which the miss check then redid in a rewrite that kept it
+too.
 
 Once per block: the block written again is kept whatever it holds. Only the model's own greedy
 choices are candidates (a token the grammar forced was no choice; a sampled run keeps its
@@ -142,9 +145,11 @@ class UnchangedBlocks:
             position = self._checked
             self._checked += 1
             span = spans[position]
-            if position in self._retried or not self._unchanged(program[: span.end]):
+            if position in self._retried:
                 continue
-            found = self._removal(program, span) or self._best_change(program, span)
+            found = self._removal(program, span)
+            if found is None and self._unchanged(program[: span.end]):
+                found = self._best_change(program, span)
             if found is None:
                 continue
             self._retried.add(position)
@@ -172,9 +177,10 @@ class UnchangedBlocks:
         return (blocks[-1].search.start, blocks[-1].search.end) if blocks else None
 
     def _removal(self, program: bytes, span: BlockSpan) -> Retry | None:
-        """Where ``span``'s block heads a definition the instruction asks to remove: the
-        closing marker as the replacement's first token, if the model ranked it (module doc)."""
-        if not self._removing:
+        """Where ``span``'s block heads a definition the instruction asks to remove and writes
+        something in its place: the closing marker as the replacement's first token, if the
+        model ranked it (module doc)."""
+        if not self._removing or span.close == span.replacement:
             return None
         search = self._search(program[: span.end])
         # Its head in the definition (the comment block above it counts) and the lines it
