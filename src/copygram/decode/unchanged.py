@@ -87,7 +87,8 @@ class Retry:
 
 
 class UnchangedBlocks:
-    """Finds blocks that leave their lines unchanged and the choice to take back (module doc).
+    """Finds blocks that leave their lines unchanged, or keep a definition asked to be removed,
+    and the choice to take back (module doc).
 
     The decode loop calls :meth:`note` for each greedy choice, :meth:`forget` where it takes
     program tokens back, and :meth:`retry` after each step. ``heads`` and ``merge``: how the
@@ -135,10 +136,11 @@ class UnchangedBlocks:
             self._choices.pop()
 
     def retry(self, program: bytes) -> Retry | None:
-        """Where a block closed since the last call leaves its lines unchanged and was not
-        written again yet: the choice to take back and the token to take there (``None``:
-        nothing to do, or no choice in the block could change it). Costs the new bytes' scan,
-        and a parse of the program where a block closed."""
+        """Where a block closed since the last call was not written again yet and leaves its
+        lines unchanged, or writes over a definition the instruction asks to remove: the choice
+        to take back and the token to take there (``None``: nothing to do, or no choice in the
+        block could change it, or remove it). Costs the new bytes' scan, and a parse or two of
+        the program where a block closed."""
         self._scanner.advance(program)
         spans = self._scanner.spans
         while self._checked < len(spans):
