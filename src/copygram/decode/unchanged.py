@@ -52,6 +52,7 @@ from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
     DIVIDER,
+    Block,
     closes_loosely,
     leaves_unchanged,
     merge_retyped,
@@ -159,24 +160,21 @@ class UnchangedBlocks:
             return found
         return None
 
-    def _unchanged(self, program: bytes) -> bool:
-        """Whether the last block of ``program`` (which ends with a closed block) is a no-op."""
-        try:
-            blocks = parse_blocks(program.decode("utf-8"), self._lines, heads=self._heads)
-        except (ProgramSyntaxError, UnicodeDecodeError):
-            return False
-        if self._merge:
-            blocks = merge_retyped(blocks, self._lines)
-        return bool(blocks) and leaves_unchanged(blocks[-1], self._lines)
-
-    def _search(self, program: bytes) -> tuple[int, int] | None:
-        """The document lines (first, last) the last block of ``program`` (which ends with a
-        closed block) searches."""
+    def _last_block(self, program: bytes) -> Block | None:
+        """The last block of ``program`` (which ends with a closed block) as the session reads
+        it (``merge_retyped`` too), or ``None`` where it does not parse."""
         try:
             blocks = parse_blocks(program.decode("utf-8"), self._lines, heads=self._heads)
         except (ProgramSyntaxError, UnicodeDecodeError):
             return None
-        return (blocks[-1].search.start, blocks[-1].search.end) if blocks else None
+        if self._merge:
+            blocks = merge_retyped(blocks, self._lines)
+        return blocks[-1] if blocks else None
+
+    def _unchanged(self, program: bytes) -> bool:
+        """Whether the last block of ``program`` (which ends with a closed block) is a no-op."""
+        block = self._last_block(program)
+        return block is not None and leaves_unchanged(block, self._lines)
 
     def _removal(self, program: bytes, span: BlockSpan) -> Retry | None:
         """Where ``span``'s block heads a definition the instruction asks to remove and writes
@@ -184,11 +182,11 @@ class UnchangedBlocks:
         model ranked it (module doc)."""
         if not self._removing or span.close == span.replacement:
             return None
-        search = self._search(program[: span.end])
+        block = self._last_block(program[: span.end])
         # Its head in the definition (the comment block above it counts) and the lines it
         # replaces reaching the definition's end: an empty replacement removes the definition.
-        if search is None or not any(start <= search[0] <= end <= search[1]
-                                     for start, end in self._removing):
+        if block is None or not any(start <= block.search.start <= end <= block.search.end
+                                    for start, end in self._removing):
             return None
         for choice in self._choices:
             if choice.offset != span.replacement:

@@ -270,14 +270,12 @@ def _written(text: str) -> frozenset[str]:
 # A sentence that tells the editor what to do, not what the code does: "Add a last parameter
 # ...", "Give caller_1 ...". What an instruction describes ("Given a positive integer n, return
 # ...") may well become a new function's docstring.
-_COMMAND = re.compile(r"(?:add|remove|delete|drop|give|change|rename|replace|fix|update|move|"
-                      r"make|insert|pass|set|use|refactor|implement|write)\b", re.IGNORECASE)
-
-
+_EDIT_VERBS = ("add", "remove", "delete", "drop", "give", "change", "rename", "replace", "fix",
+               "update", "move", "insert", "refactor", "implement")
+_COMMAND = re.compile(rf"(?:{'|'.join(_EDIT_VERBS)}|make|pass|set|use|write)\b", re.IGNORECASE)
 # The verbs of _COMMAND that edit what they name ("use g", "pass it to g", "make it call g"
 # name what the edit uses).
-_EDIT_COMMAND = re.compile(r"(?:add|remove|delete|drop|give|change|rename|replace|fix|update|"
-                           r"move|insert|refactor|implement)\b", re.IGNORECASE)
+_EDIT_COMMAND = re.compile(rf"(?:{'|'.join(_EDIT_VERBS)})\b", re.IGNORECASE)
 
 
 def _sentences(instruction: str) -> list[str]:
