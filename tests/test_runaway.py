@@ -88,3 +88,25 @@ def test_a_closed_block_resolves_to_what_the_block_wrote_before_the_retyped_line
     document = "".join(lines)
     assert (resolve(parse(closed, document, heads=True), lines)
             == resolve(parse(alone, document, heads=True), lines))
+
+
+def test_a_block_that_writes_an_elision_line_of_the_view_is_closed_before_it() -> None:
+    # The model shown a view (copygram.language.focus) went on past its unit to the next part it
+    # was shown, its elision line first: the block ends there, whatever follows.
+    elision = "# ... lines 8-10 not shown ...\n"
+    ran = _open("def a(x):\n", "def a(x):\n    return -x\n\n" + elision + "def c(x):\n    return 0\n")
+    closed = close_runaway(ran, split_lines(DOC))
+    assert closed == _open("def a(x):\n", "def a(x):\n    return -x\n") + BLOCK_CLOSE
+    # Not where the document holds that line itself (then it is no elision of a view).
+    own = DOC + elision
+    assert close_runaway(ran, split_lines(own)) is None
+
+
+def test_a_block_that_retypes_a_later_unit_past_others_is_closed_where_it_began() -> None:
+    # Shown a view, the model went on past units it was not shown (b) to one it was (c).
+    ran = _open("def a(x):\n", "def a(x):\n    return -x\n\n\ndef c(x):\n    return x + 2\n\n")
+    closed = close_runaway(ran, split_lines(DOC), min_lines=2)
+    assert closed == _open("def a(x):\n", "def a(x):\n    return -x\n") + BLOCK_CLOSE
+    # c's lines changed as they were typed: no close there.
+    changed = ran.replace("x + 2", "x - 2")
+    assert close_runaway(changed, split_lines(DOC), min_lines=2) is None

@@ -36,7 +36,7 @@ from copygram.decode.events import (
     TokenEvent,
 )
 from copygram.decode.formats import prompt_builder
-from copygram.decode.loop import prepare, stream_edit
+from copygram.decode.loop import prepare, prompt_document, stream_edit
 from copygram.decode.modes import choose_mode
 from copygram.decode.plain_text import stream_completion
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
@@ -207,9 +207,17 @@ class EditSession:
                            rewrite_languages=self.options.auto_rewrite_languages,
                            introduces=introduces_names(doc.text, instruction))
 
-    def prompt(self, document: str, instruction: str) -> str:
+    def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it
-        greedily, token by token, to reproduce a rewrite-mode edit)."""
+        greedily, token by token, to reproduce a rewrite-mode edit); in program mode a long
+        document may be shown as a view of what the instruction names
+        (:func:`~copygram.decode.loop.prompt_document`; ``language`` as :meth:`edit` takes
+        it)."""
+        if self.mode == "program":
+            if language is None:
+                language = guess_language(document) or PROSE
+            document = prompt_document(self.setup(), EditDocument(document, self.backend.tokenize),
+                                       instruction, language)
         return self.prompt_builder.build(document, instruction, self.backend)
 
     def complete(self, messages: Sequence[dict[str, str]] | str, *,

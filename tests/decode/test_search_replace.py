@@ -330,3 +330,41 @@ def test_touch_named_needs_blocks() -> None:
                     mode="program")
     assert EditSession(ScriptedBackend(DOCUMENT), syntax="lines", mode="program").options \
         .touch_named is False
+
+
+# -- focus_tokens: a long document shown as a view of what the instruction names ----------------
+
+LONG = "import math\n" + "".join(
+    f"\n\ndef f{i}(x):\n" + "".join(f"    x = x * {j} + {i}\n" for j in range(6))
+    + "    return x\n" for i in range(10))
+
+
+def test_a_long_document_is_shown_as_a_view_and_edited_whole() -> None:
+    fixed = "def f7(x):\n    return x - 7\n"
+    reply = BLOCK_OPEN + "def f7(x):\n" + DIVIDER + fixed + BLOCK_CLOSE
+    session = EditSession(ScriptedBackend(LONG, reply=reply), mode="program", on_damage="keep",
+                          focus_tokens=200)
+    prompt = session.prompt(LONG, "Fix bugs in f7.", language="python")
+    assert "def f7(x):\n    x = x * 0 + 7\n" in prompt and "def f2(x):" not in prompt
+    assert "import math\n\n\n# ... lines 4-" in prompt
+    assert len(prompt) < len(session.derive(focus_tokens=0).prompt(LONG, "Fix bugs in f7.")) / 2
+    result = session.edit(LONG, "Fix bugs in f7.", language="python")
+    start = LONG.index("def f7(x):")
+    end = LONG.index("\n\n\ndef f8")
+    assert result.text == LONG[:start] + fixed.rstrip("\n") + LONG[end:]
+    assert result.stats.prompt_tokens == len(session.backend.tokenize(prompt, special=True))
+    # The whole document: at most focus_tokens tokens, focus_tokens 0, an instruction that
+    # names no definition, or copy tags (their copies name line numbers).
+    for shown in (session.derive(focus_tokens=len(LONG)), session.derive(focus_tokens=0)):
+        assert LONG in shown.prompt(LONG, "Fix bugs in f7.", language="python")
+    assert LONG in session.prompt(LONG, "Make it faster.", language="python")
+    tags = EditSession(ScriptedBackend(LONG, reply=""), mode="program", syntax="lines",
+                       focus_tokens=200)
+    assert "def f2(x):" in tags.prompt(LONG, "Fix bugs in f7.", language="python")
+
+
+def test_the_document_first_order_keeps_the_whole_document_for_the_next_edit() -> None:
+    # That order exists so that the next edit of the document reuses its KV.
+    session = EditSession(ScriptedBackend(LONG, reply=""), mode="program", focus_tokens=200,
+                          prompt_order="document_first")
+    assert LONG in session.prompt(LONG, "Fix bugs in f7.", language="python")

@@ -292,3 +292,61 @@ def test_retry_unchanged_is_for_blocks() -> None:
                     syntax="lines", retry_unchanged=True, mode="program")
     with pytest.raises(ConfigError, match="true or false"):
         parse_config({"route": {"retry_unchanged": "yes"}})
+
+
+# -- a block that closes where its replacement breaks the file's parse goes on -------------------
+
+WIDENED = "def area(r, calls=None):\n    if calls is not None:\n"
+# Closed after an `if` with no body: area's lines give way to these two, which do not parse.
+CUT = BLOCK_OPEN + HEAD + DIVIDER + WIDENED + BLOCK_CLOSE
+WHOLE = (BLOCK_OPEN + HEAD + DIVIDER + WIDENED + "        calls.append((r,))\n"
+         "    return math.pi * r\n" + BLOCK_CLOSE)
+
+
+def test_a_block_that_breaks_the_parse_goes_on_from_the_models_runner_up() -> None:
+    at_close = CUT.index(BLOCK_CLOSE)
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, language="python")
+    data = _write(guard, CUT, {at_close: (ord(" "), 7.0)})
+    retry = guard.retry(data)
+    assert retry is not None and (retry.index, retry.token, retry.margin) == (at_close, ord(" "),
+                                                                               3.0)
+    assert guard.retry(data) is None  # once per block
+    # Not without the language; a runner-up that would close the block too (a blank line, then
+    # the arrows) is passed over for the next (here 10 under: none); not for a block that
+    # parses, nor a removal.
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True)
+    assert guard.retry(_write(guard, CUT, {at_close: (ord(" "), 7.0)})) is None
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, language="python")
+    assert guard.retry(_write(guard, CUT, {at_close: (ord("\n"), 7.0)})) is None
+    for program in (WHOLE, BLOCK_OPEN + HEAD + DIVIDER + BLOCK_CLOSE):
+        guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True,
+                                language="python")
+        assert guard.retry(_write(guard, program, {program.index(BLOCK_CLOSE):
+                                                   (ord(" "), 7.0)})) is None
+    # A document that does not parse tells nothing of the block.
+    broken = DOCUMENT.replace("print(area(2))", "print(area(2)")
+    guard = UnchangedBlocks(split_lines(broken), TOKENS, [EOS], heads=True, language="python")
+    assert guard.retry(_write(guard, CUT, {at_close: (ord(" "), 7.0)})) is None
+
+
+def test_a_cut_block_is_written_on_by_the_session() -> None:
+    backend = TwoMindsBackend(DOCUMENT, reply=CUT, second=WHOLE)
+    result = _session(backend).edit(DOCUMENT, "Add a last parameter calls=None to area.",
+                                    language="python")
+    assert result.program_text == WHOLE and result.stats.unchanged_retries == 1
+    assert result.text == DOCUMENT.replace(UNIT, WHOLE[WHOLE.index(DIVIDER) + len(DIVIDER):
+                                                         WHOLE.index(BLOCK_CLOSE)])
+    assert result.damage == ()
+    # Without the retry the file would have lost area's body: a parse the damage check sees.
+    kept = _session(TwoMindsBackend(DOCUMENT, reply=CUT, second=WHOLE), retry_unchanged=False)
+    cut = kept.edit(DOCUMENT, "Add a last parameter calls=None to area.", language="python")
+    assert [d.kind for d in cut.damage] == ["parse"]
+
+
+def test_a_block_the_model_is_sure_ends_there_is_left_to_the_damage_check() -> None:
+    from copygram.decode.unchanged import GO_ON_MARGIN
+
+    at_close = CUT.index(BLOCK_CLOSE)
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, language="python")
+    data = _write(guard, CUT, {at_close: (ord(" "), 10.0 - GO_ON_MARGIN - 0.5)})
+    assert guard.retry(data) is None

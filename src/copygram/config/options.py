@@ -38,6 +38,7 @@ __all__ = [
     "AUTO_PROGRAM_TOKENS",
     "AUTO_REWRITE_LANGUAGES",
     "AUTO_REWRITE_TOKENS",
+    "FOCUS_TOKENS",
     "ROUTE",
     "SessionConfig",
     "check_syntax_options",
@@ -66,6 +67,15 @@ lines the default model's programs were redone in rewrite mode more often than n
 block that writes on past its unit, or misses the definition named), for the same tests passed
 in 1.2-1.7x rewrite mode's time; on files of up to 50 lines its programs pass more tests than a
 rewrite (``auto_program_tokens``; docs/quality.md, "Which mode edits by default")."""
+
+FOCUS_TOKENS: Final = 3072
+"""Program mode with search/replace blocks: a document of more than this many tokens whose
+instruction targets some of its definitions is shown to the model as a view (those
+definitions, their callers and callees, the file's head; every other run one elision line:
+:mod:`copygram.language.focus`), so that its prompt's prefill does not grow with the file. The
+same size as :data:`AUTO_REWRITE_TOKENS`: past it, mode auto writes programs and the prefill
+is most of their time (``focus_tokens``, 0: the whole document always; docs/quality.md,
+"Files of 300-1,500 lines: a view of the file")."""
 
 AUTO_REWRITE_LANGUAGES: Final = ("java",)
 """``mode = "auto"``: documents in these languages are always rewritten. In Java the default
@@ -195,6 +205,9 @@ class SessionConfig:
     # Mode "auto": an instruction naming definitions gets a program only up to this many
     # tokens (or past auto_rewrite_tokens); in between, a rewrite
     auto_program_tokens: int = field(default=AUTO_PROGRAM_TOKENS, metadata=ROUTE)
+    # Program mode, blocks: a document of more than this many tokens whose instruction targets
+    # its definitions is shown as a view of them (language.focus; 0: the whole document)
+    focus_tokens: int = field(default=FOCUS_TOKENS, metadata=ROUTE)
     # Mode "auto": documents in these languages (copygram.language.parsers.LANGUAGES) are
     # always rewritten, whatever their length
     auto_rewrite_languages: tuple[str, ...] = field(default=AUTO_REWRITE_LANGUAGES,
@@ -240,6 +253,8 @@ class SessionConfig:
             "auto_program_tokens": check_int("auto_program_tokens", self.auto_program_tokens,
                                              minimum=0, note=" (0: only past "
                                              "auto_rewrite_tokens)"),
+            "focus_tokens": check_int("focus_tokens", self.focus_tokens, minimum=0,
+                                      note=" (0: the whole document always)"),
             "auto_rewrite_languages": check_languages("auto_rewrite_languages",
                                                       self.auto_rewrite_languages),
             "unset": self.unset | {key for key in _RESOLVED if getattr(self, key) in ("", None)},

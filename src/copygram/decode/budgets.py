@@ -9,6 +9,7 @@ from typing import Literal
 
 from copygram.decode.document import EditDocument
 from copygram.language.block_scan import BlockScanner
+from copygram.language.focus import ELISION
 from copygram.language.runaway import RUNAWAY_LINES, next_unit
 from copygram.language.search_replace import BLOCK_OPEN, DIVIDER, closes_loosely, search_line
 from copygram.language.units import indentation, unit_end
@@ -67,8 +68,8 @@ class Repeat:
 class RepeatGuard:
     """Watches the program text, byte by byte, for a model that loops: :data:`REPEAT_LIMIT`
     identical non-blank lines in a row, or a block of 2 to :data:`MAX_BLOCK_LINES` non-blank
-    lines written :data:`BLOCK_REPEATS` times in a row (a function written again and again)
-    where the ``document`` (its lines) does not hold it so. Blank lines between them do not
+    lines written :data:`BLOCK_REPEATS` times in a row (a function written again and again),
+    where the ``document`` (its lines) does not hold them so. Blank lines between them do not
     count. O(1) per byte, and at each line end at most :data:`MAX_BLOCK_LINES` line comparisons
     (the document is searched only when a block repeats)."""
 
@@ -94,7 +95,8 @@ class RepeatGuard:
             recent.append(line)
             if len(recent) > 2 * _KEPT:
                 del recent[:-_KEPT]
-            if self._count >= self.limit:
+            # A run the document has (a table of equal rows) is copied, not looped.
+            if self._count >= self.limit and not self._holds([line] * self._count):
                 return Repeat((line,), self._count)
             if (block := self._block()) is not None:
                 return block
@@ -140,7 +142,9 @@ class RunawayGuard:
     document's, ends the run with a :class:`~copygram.errors.RunawayError`: read as written
     such a block defines those units twice, and a small model that starts to retype a file of
     real size from its first head otherwise spends minutes on it. A program that means to move
-    units above its head is stopped too, and rewritten. Costs O(1) per byte; the document's
+    units above its head is stopped too, and rewritten. A replacement line that is an elision
+    line of the prompt's view (:mod:`copygram.language.focus`) is a run on too (the model went
+    on to the next part it was shown): the block is closed before it. Costs O(1) per byte; the document's
     unit heads are read once (a unit scan)."""
 
     def __init__(self, lines: Sequence[str], limit: int = RUNAWAY_UNITS) -> None:
@@ -191,6 +195,10 @@ class RunawayGuard:
         while (newline := program.find(b"\n", self._line)) >= 0:
             line = bytes(program[self._line : newline + 1])
             self._line = newline + 1
+            if ELISION.match(line.rstrip(b"\r\n").decode("utf-8", "replace")) \
+                    and line not in self._where:
+                return (f"a head block wrote on past its unit (lines up to {self._run_end}) "
+                        "and typed an elision line of the prompt's view")
             if self._retypes_next(line):
                 return (f"a head block wrote on past its unit (lines up to {self._run_end}) "
                         f"and typed the next unit (line {self._next}) again")

@@ -48,6 +48,8 @@ from copygram.decode.stats import RunStats
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.decode.verify import close_ran_away, splice_copy, take_back, verify_draft
 from copygram.errors import DocumentError, GenerationError, LengthError
+from copygram.language.focus import focus_view
+from copygram.language.formats import get_format
 from copygram.language.resolve import resolve
 from copygram.language.targets import named_reach, removal_targets
 
@@ -147,11 +149,30 @@ def stream_edit(setup: EditSetup, document: EditDocument, instruction: str,
             "the document is empty: there is nothing to copy, so Copy-as-Decode does not apply; "
             "generate the text directly instead"
         )
-    prompt = prompt_ids(setup, document.text, instruction)
+    prompt = prompt_ids(setup, prompt_document(setup, document, instruction, language),
+                        instruction)
     check_fits(setup.backend, prompt, document)
     tick = time.perf_counter()
     job = edit_job(setup, document, instruction, policy, len(prompt), language)
     yield from run_edit(setup, document, prompt, policy, job, time.perf_counter() - tick)
+
+
+def prompt_document(setup: EditSetup, document: EditDocument, instruction: str,
+                    language: str | None) -> str:
+    """The document as a program-mode prompt shows it: with search/replace blocks, a document of
+    more than ``focus_tokens`` tokens whose instruction targets its definitions is shown as a
+    view of them (:func:`~copygram.language.focus.focus_view`; the blocks name lines by their
+    content, so the program is read against the whole document all the same); any other, whole,
+    and so is every document under ``prompt_order = "document_first"``, an order chosen so that
+    the next edit reuses the document's KV, which a view made for each instruction would not
+    give. Milliseconds."""
+    options = setup.options
+    if (language is None or not 0 < options.focus_tokens < len(document.tokens)
+            or options.prompt_order == "document_first"
+            or get_format(options.syntax).family != "blocks"):
+        return document.text
+    view = focus_view(document.text, instruction, language)
+    return document.text if view is None else view.text
 
 
 def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
@@ -181,7 +202,7 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
                     if language is not None else ())
         unchanged = UnchangedBlocks(document.lines, setup.token_bytes, backend.eos_token_ids,
                                     heads=setup.heads, merge=options.merge_retyped,
-                                    removing=removing)
+                                    removing=removing, language=language)
     budget = token_budget(document, prompt_tokens, backend.context_length,
                           options.max_new_tokens)
 
@@ -339,4 +360,4 @@ def _ended(meter: Meter, budget: Budget, open_ended: bool, *, fed: bool) -> Stop
 
 
 __all__ = ["Job", "Output", "budget_error", "check_fits", "constraint_accepts_end", "edit_job",
-           "prefill", "prepare", "prompt_ids", "run", "run_edit", "stream_edit"]
+           "prefill", "prepare", "prompt_document", "prompt_ids", "run", "run_edit", "stream_edit"]

@@ -21,6 +21,14 @@ runner-up there (3.6 under) and the smallest margin elsewhere; small rows wrote 
 semicolon added or a body simplified, which the miss check then redid in a rewrite that kept it
 too.
 
+Where a block closes and its replacement breaks the file's parse (the document parses, and
+with this block alone applied it does not: a head block closed after its changed first line, a
+``{`` left open, its body and ``}`` gone), the choice taken back is the one that began the
+closing marker, and the token taken there the model's best other one, where it is within
+:data:`GO_ON_MARGIN` of the close: the model goes on writing the unit. On the large edit-kinds rows shown as a view (docs/quality.md) the default model
+closed blocks so after the first line it changed (a parameter added, a comment written), which
+the damage check then redid in rewrite mode at the cost of the whole file.
+
 Once per block: the block written again is kept whatever it holds. Only the model's own greedy
 choices are candidates (a token the grammar forced was no choice; a sampled run keeps its
 blocks). A candidate must change the text: not a token that spells a prefix of what the block
@@ -48,6 +56,7 @@ import numpy.typing as npt
 
 from copygram.errors import ProgramSyntaxError
 from copygram.language.block_scan import BlockScanner, BlockSpan
+from copygram.language.damage import LANGUAGES, parses
 from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
@@ -62,6 +71,11 @@ from copygram.language.search_replace import (
 CANDIDATES = 4
 """How many of the best other allowed tokens each choice in a replacement keeps."""
 
+GO_ON_MARGIN = 8.0
+"""The furthest under the closing marker (in logits) the model's other token may be for a
+block that breaks the parse to go on with it (module doc); further under, it is no choice the
+model would make (e^-8 of the close's weight), and the block is left to the damage check."""
+
 _OPEN, _DIVIDER, _CLOSE = BLOCK_OPEN.encode(), DIVIDER.encode(), BLOCK_CLOSE.encode()
 
 
@@ -75,6 +89,7 @@ class Choice:
     offset: int
     logit: float
     others: tuple[tuple[int, float], ...]
+    width: int = 1  # the bytes of the token taken
 
 
 @dataclass(frozen=True)
@@ -94,12 +109,15 @@ class UnchangedBlocks:
     The decode loop calls :meth:`note` for each greedy choice, :meth:`forget` where it takes
     program tokens back, and :meth:`retry` after each step. ``heads`` and ``merge``: how the
     session reads its blocks (``search_scope = "head"``, ``merge_retyped``); ``removing``: the
-    line ranges of the definitions the instruction asks to remove (module doc)."""
+    line ranges of the definitions the instruction asks to remove; ``language``: the document's,
+    whose parse a closed block must not break (module doc; ``None``: not checked)."""
 
     def __init__(self, lines: Sequence[str], token_bytes: Sequence[bytes], eos_ids: Iterable[int],
                  *, heads: bool, merge: bool = False,
-                 removing: Sequence[tuple[int, int]] = ()) -> None:
+                 removing: Sequence[tuple[int, int]] = (), language: str | None = None) -> None:
         self._lines = list(lines)
+        self._language = language if language in LANGUAGES else None  # prose: no parse
+        self._parsed: bool | None = None  # whether the document parses, read once
         self._removing = tuple(removing)
         self._token_bytes = token_bytes
         self._eos = frozenset(eos_ids)
@@ -129,7 +147,8 @@ class UnchangedBlocks:
             scores[best] = -np.inf
             if best not in self._eos:
                 others.append((best, value))
-        self._choices.append(Choice(index, len(program), taken, tuple(others)))
+        self._choices.append(Choice(index, len(program), taken, tuple(others),
+                                    len(self._token_bytes[token])))
 
     def forget(self, n_tokens: int) -> None:
         """The program now holds ``n_tokens`` tokens: drop the choices past them."""
@@ -153,6 +172,8 @@ class UnchangedBlocks:
             found = self._removal(program, span)
             if found is None and self._unchanged(program[: span.end]):
                 found = self._best_change(program, span)
+            elif found is None and self._breaks(program[: span.end]):
+                found = self._go_on(program, span)
             if found is None:
                 continue
             self._retried.add(position)
@@ -198,6 +219,49 @@ class UnchangedBlocks:
                     return Retry(choice.index, token, choice.logit - logit)
         return None
 
+    def _breaks(self, program: bytes) -> bool:
+        """Whether the last block of ``program`` (which ends with a closed block), applied
+        alone, makes the document, which parses, no longer parse. An empty replacement (a
+        removal) is left to the damage check. Two parses at most (the document's once)."""
+        if self._language is None:
+            return False
+        block = self._last_block(program)
+        if block is None or not block.replacement:
+            return False
+        if self._parsed is None:
+            self._parsed = parses("".join(self._lines), self._language)
+        if not self._parsed:
+            return False
+        start, end = block.search.start, block.search.end
+        edited = "".join([*self._lines[: start - 1], block.replacement, *self._lines[end:]])
+        return not parses(edited, self._language)
+
+    def _go_on(self, program: bytes, span: BlockSpan) -> Retry | None:
+        """The model's best token other than the one that began ``span``'s closing marker, where
+        a choice of the model began it (not a guard's close) and that token writes something
+        else there (module doc)."""
+        choice = next((c for c in reversed(self._choices)
+                       if span.replacement <= c.offset <= span.close < c.offset + c.width), None)
+        if choice is None:
+            return None
+        went_on = program[choice.offset : span.end]
+        for token, logit in choice.others:
+            data = self._token_bytes[token]
+            rest = data[len(os.path.commonprefix([data, went_on])):]
+            if not rest:
+                continue  # the same bytes
+            at = choice.offset + len(data) - len(rest)  # where it parts from what was written
+            at_line_start = at == 0 or program[at - 1] == 0x0A
+            blank = not rest.strip(b" \t\n") and (b"\n" in rest or not at_line_start)
+            if at >= span.close and (blank or rest.lstrip(b" \t\n").startswith(b">")):
+                # The same close spelled otherwise, or after a blank line (indentation at a
+                # line's start is the unit going on).
+                continue
+            if choice.logit - logit > GO_ON_MARGIN:
+                return None  # the model is sure the block ends there: its others are noise
+            return Retry(choice.index, token, choice.logit - logit)
+        return None
+
     def _best_change(self, program: bytes, span: BlockSpan) -> Retry | None:
         """The choice in ``span``'s replacement whose best changing candidate has the smallest
         margin. Costs O(choices in the block x :data:`CANDIDATES`), and a parse per candidate
@@ -241,4 +305,4 @@ class UnchangedBlocks:
         return True
 
 
-__all__ = ["CANDIDATES", "Choice", "Retry", "UnchangedBlocks"]
+__all__ = ["CANDIDATES", "GO_ON_MARGIN", "Choice", "Retry", "UnchangedBlocks"]

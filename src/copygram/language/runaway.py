@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from copygram.errors import ProgramSyntaxError
+from copygram.language.focus import ELISION
 from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
@@ -44,8 +45,10 @@ def close_runaway(text: str, lines: Sequence[str],
                   min_lines: int = RUNAWAY_LINES) -> str | None:
     """The head-block program ``text`` (complete blocks, then one open block, as a run stopped
     by the runaway guard leaves it) with its open block closed where its replacement began to
-    type the next unit again: the replacement's complete lines before that unit's first line,
-    blank lines at their end left out (the document keeps its own), then the closing marker.
+    type the next unit again (or wrote an elision line of the prompt's view: :func:`elides`; or,
+    past units it left out, a later unit's first ``min_lines`` lines as the document has them):
+    the replacement's complete lines before that unit's first line (that elision line), blank
+    lines at their end left out (the document keeps its own), then the closing marker.
     ``None`` where the open block did not run on so: its text after that point is not the
     document's, line for line, for at least ``min_lines`` lines from the next unit's first; it
     wrote nothing before it; or the program does not read as blocks of ``lines``. Linear in
@@ -64,11 +67,17 @@ def close_runaway(text: str, lines: Sequence[str],
         return None
     start = find_run(lines, [search_line(head)], blocks[-1].search.end + 1 if blocks else 1)
     following = None if start is None else next_unit(lines, unit_end(lines, start))
-    if following is None:
-        return None
     written = after[len(DIVIDER):]
     replacement = written[: written.rfind("\n") + 1].splitlines(keepends=True)
-    cut = _retyped_from(replacement, lines, following, min_lines)
+    # An elision line of the prompt's view (language.focus): the model went on to the next part
+    # it was shown, so its unit ended there.
+    cut = next((i for i, line in enumerate(replacement) if elides(line, lines)), None)
+    if cut is None and following is not None:
+        cut = _retyped_from(replacement, lines, following, min_lines)
+    if cut is None and start is not None:
+        # A later unit's first lines as the document has them, past units it left out (a
+        # view's elided runs, the comment above the unit).
+        cut = _later_unit(replacement, lines, unit_end(lines, start), min_lines)
     if cut is None:
         return None
     kept = replacement[:cut]
@@ -77,6 +86,30 @@ def close_runaway(text: str, lines: Sequence[str],
     if not kept:
         return None
     return before + BLOCK_OPEN + head + "\n" + DIVIDER + "".join(kept) + BLOCK_CLOSE
+
+
+def elides(line: str, lines: Sequence[str]) -> bool:
+    """Whether replacement ``line`` is an elision line of a view
+    (:data:`~copygram.language.focus.ELISION`) that no line of the document ``lines`` is."""
+    text = line.rstrip("\r\n")
+    return bool(ELISION.match(text)) and all(own.rstrip("\r\n") != text for own in lines)
+
+
+def _later_unit(replacement: Sequence[str], lines: Sequence[str], after: int,
+                min_lines: int) -> int | None:
+    """The first index of ``replacement`` from which ``min_lines`` lines are the first lines
+    of a unit of ``lines`` that starts after line ``after``, as the document has them;
+    ``None`` where there is none. Linear in both, with a dictionary of the lines."""
+    where: dict[str, list[int]] = {}
+    for number in range(after + 1, len(lines) + 1):
+        where.setdefault(search_line(lines[number - 1]), []).append(number)
+    for cut in range(len(replacement) - min_lines + 1):
+        for start in where.get(search_line(replacement[cut]), ()):
+            if (unit_end(lines, start) > start and start - 1 + min_lines <= len(lines)
+                    and all(search_line(replacement[cut + k]) == search_line(lines[start - 1 + k])
+                            for k in range(min_lines))):
+                return cut
+    return None
 
 
 def _retyped_from(replacement: Sequence[str], lines: Sequence[str], following: int,
@@ -93,4 +126,4 @@ def _retyped_from(replacement: Sequence[str], lines: Sequence[str], following: i
     return None
 
 
-__all__ = ["RUNAWAY_LINES", "close_runaway", "next_unit"]
+__all__ = ["RUNAWAY_LINES", "close_runaway", "elides", "next_unit"]

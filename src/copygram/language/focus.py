@@ -1,0 +1,203 @@
+"""The part of a long document an edit program needs to see: a view for the prompt.
+
+A file of 300-1,500 lines costs a 2-core CPU 1-6 minutes of prompt prefill before a program's
+first token (docs/quality.md, "Where a long file's time goes"), though a program that fixes one
+function heads one unit and copies the rest. Where the instruction targets definitions of the
+document (:func:`~copygram.language.targets.named_reach`: "Fix bugs in median", "Remove the
+function f", "Add a parameter to f and pass it from g"), the model is shown a **view**: the
+file's head (its imports, up to :data:`HEAD_LINES` lines), those definitions whole, the
+definitions that use one of their names (callers, innermost first) and those they use
+(callees), in document order and within a budget of lines, every run left out replaced by one
+comment line in the file's language that says which lines it stands for
+(``# ... lines 41-310 not shown ...``).
+
+Nothing else changes: search/replace blocks name their lines by content, so the constraint,
+the resolver and every check still read the whole document, and a block can head only a line
+the document has (an elision line is none). A replacement that writes an elision line into the
+file is damage (:func:`~copygram.language.damage.find_damage`, kind ``marker``), redone. Line
+numbers would not survive a view, so the tag syntaxes (numbered copies) never get one.
+
+Cost: one parse of the document (cached with its definitions) and a scan of its lines for the
+target names: milliseconds for a few thousand lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from copygram.language.definitions import definitions
+from copygram.language.lines import split_lines
+from copygram.language.targets import named_reach
+
+HEAD_LINES = 40
+"""The most lines of the file's head (before its first definition: imports, constants) a view
+shows; a longer head shows its first ones."""
+
+CONTEXT_LINES = 160
+"""The most lines of related definitions (callers, then callees) a view shows beyond the
+definitions the instruction targets, which it shows whole whatever their length."""
+
+_COMMENT = {"python": "#", "javascript": "//", "typescript": "//", "java": "//", "go": "//",
+            "c": "//", "cpp": "//", "rust": "//"}
+
+ELISION = re.compile(r"^[ \t]*(?:#|//) \.\.\. lines \d+-\d+ not shown \.\.\.[ \t]*$")
+"""An elision line of a view, in any language (the damage check reads it as a marker)."""
+
+# A run of this many lines or fewer between two shown ones is shown: its elision line would save
+# nothing.
+_SMALL_GAP = 2
+# The longest comment above a definition a view adds to it.
+_COMMENT_LINES = 80
+_WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+Span = tuple[int, int]  # 1-based, inclusive
+
+
+@dataclass(frozen=True)
+class View:
+    """What the model reads of a document: ``text``, and the document's line ranges it shows
+    (``shown``: 1-based, inclusive, sorted, disjoint), every other run one elision line."""
+
+    text: str
+    shown: tuple[Span, ...]
+
+
+def elision_line(language: str, first: int, last: int) -> str:
+    """The line that stands for lines ``first``-``last`` (1-based) in a view."""
+    return f"{_COMMENT[language]} ... lines {first}-{last} not shown ...\n"
+
+
+def focus_view(document: str, instruction: str, language: str | None, *,
+               head_lines: int = HEAD_LINES, context_lines: int = CONTEXT_LINES) -> View | None:
+    """The view of ``document`` (module doc) for an edit by ``instruction``, or ``None`` where
+    the whole document is the view: the instruction targets none of its definitions, the
+    language has no comment to write an elision with (prose), or the view would leave nothing
+    out."""
+    if language not in _COMMENT:
+        return None
+    reach = named_reach(document, instruction, language)
+    if not reach:
+        return None
+    lines = split_lines(document)
+    core = _merge(span for requirement in reach for span in requirement)
+    defined = definitions(document, language)
+    named = set(_WORD.findall(instruction)) & set(defined)
+    # The head ends where the first function or class begins (a module variable of a line or
+    # two is part of it).
+    first_body = min((start for spans in defined.values() for start, end in spans
+                      if end - start >= 2), default=len(lines) + 1)
+    head_end = min(first_body - 1, head_lines)
+    opened = _open_comment(lines, head_end)  # not inside a comment that runs on
+    head_end = head_end if opened is None else opened - 1
+    head = [(1, head_end)] if head_end >= 1 else []
+    related = _related(lines, core, defined, named, context_lines)
+    spans = [_with_comment(lines, span) for span in (*core, *related)]
+    shown = _merge([*head, *spans], gap=_SMALL_GAP)
+    if shown == ((1, len(lines)),):
+        return None
+    return View(_render(lines, shown, language), shown)
+
+
+def _related(lines: Sequence[str], core: Sequence[Span],
+             defined: Mapping[str, tuple[Span, ...]], named: set[str], budget: int) -> list[Span]:
+    """The definitions that use a ``named`` one (callers: the innermost definition around each
+    use outside ``core``, or the line itself outside every definition), then the definitions
+    ``core`` uses (callees, the shortest first), while their lines fit ``budget``."""
+    regions = [span for spans in defined.values() for span in spans]
+    callers: list[Span] = []
+    for number, line in enumerate(lines, 1):
+        if _inside(number, core) or not named & set(_WORD.findall(line)):
+            continue
+        around = [span for span in regions if span[0] <= number <= span[1]]
+        span = min(around, key=lambda s: s[1] - s[0]) if around else (number, number)
+        if span not in callers:
+            callers.append(span)
+    used_names = {word for start, end in core for line in lines[start - 1:end]
+                  for word in _WORD.findall(line)}
+    # A name the core defines itself (a nested helper) is no callee, whatever else shares it.
+    own = {name for name, spans in defined.items() if any(_inside(a, core) for a, _ in spans)}
+    callees = sorted({span for name in used_names & set(defined) - named - own
+                      for span in defined[name] if not _overlaps(span, core)},
+                     key=lambda s: (s[1] - s[0], s))
+    picked: list[Span] = []
+    used = 0
+    for span in [*callers, *callees]:
+        size = span[1] - span[0] + 1
+        if span in picked or _overlaps(span, core) or used + size > budget:
+            continue
+        picked.append(span)
+        used += size
+    return picked
+
+
+_BLOCK_COMMENT = re.compile(r"/\*|\*/|\"\"\"|'''")
+_CLOSER = {"/*": "*/", '"""': '"""', "'''": "'''"}
+
+
+def _open_comment(lines: Sequence[str], end: int) -> int | None:
+    """The line (1-based) where a block comment or string (``/* */``, triple quotes) opens
+    that is still open after line ``end``, if one is."""
+    opened: tuple[int, str] | None = None
+    for number in range(1, end + 1):
+        for match in _BLOCK_COMMENT.finditer(lines[number - 1]):
+            token = match.group()
+            if opened is None and token in _CLOSER:
+                opened = (number, _CLOSER[token])
+            elif opened is not None and token == opened[1]:
+                opened = None
+    return None if opened is None else opened[0]
+
+
+def _with_comment(lines: Sequence[str], span: Span) -> Span:
+    """``span`` with the ``/* ... */`` comment that ends right above it or that it starts in,
+    where one does (its inner lines open with no marker, so
+    :func:`~copygram.language.definitions.definitions` takes its last lines at most; blank
+    lines may be inside it)."""
+    opened = _open_comment(lines, span[0] - 1)
+    if opened is not None and span[0] - opened <= _COMMENT_LINES:
+        return opened, span[1]
+    above = span[0] - 1
+    if above < 1 or not lines[above - 1].rstrip().endswith("*/"):
+        return span
+    for number in range(above, max(0, above - _COMMENT_LINES), -1):
+        if "/*" in lines[number - 1]:
+            return number, span[1]
+    return span
+
+
+def _inside(number: int, spans: Sequence[Span]) -> bool:
+    return any(start <= number <= end for start, end in spans)
+
+
+def _overlaps(span: Span, spans: Sequence[Span]) -> bool:
+    return any(span[0] <= end and start <= span[1] for start, end in spans)
+
+
+def _merge(spans: Iterable[Span], gap: int = 0) -> tuple[Span, ...]:
+    """``spans`` sorted, those that overlap or lie at most ``gap`` lines apart joined."""
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1] + 1 + gap:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
+
+
+def _render(lines: Sequence[str], shown: Sequence[Span], language: str) -> str:
+    parts: list[str] = []
+    at = 1
+    for start, end in shown:
+        if start > at:
+            parts.append(elision_line(language, at, start - 1))
+        chunk = "".join(lines[start - 1:end])
+        parts.append(chunk if chunk.endswith("\n") else chunk + "\n")
+        at = end + 1
+    if at <= len(lines):
+        parts.append(elision_line(language, at, len(lines)))
+    return "".join(parts)
+
+
+__all__ = ["CONTEXT_LINES", "ELISION", "HEAD_LINES", "View", "elision_line", "focus_view"]
