@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -247,11 +248,14 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
         if stats.unchanged_retries:
             copies += (f", {stats.unchanged_retries} block(s) that changed nothing written "
                        "again from the model's runner-up")
+        # No estimate where no one-token step was timed (it would read ~0.0x).
+        speedup = result.speedup
+        estimate = (f" (~{speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)"
+                    if math.isfinite(speedup) else "")
         print(
             f"{name}{stats.decoded_tokens} decoded + {stats.forced_tokens} forced + "
             f"{stats.drafted_tokens} drafted program tokens, {copies}, "
-            f"{stats.forwards} forwards, {stats.wall_s:.2f} s "
-            f"(~{result.speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)",
+            f"{stats.forwards} forwards, {stats.wall_s:.2f} s{estimate}",
             file=sys.stderr,
         )
 

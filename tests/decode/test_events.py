@@ -3,12 +3,15 @@ the events after the loop (markup forwards)."""
 
 from __future__ import annotations
 
+import math
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from copygram import Gen, Program, render
+from copygram import EditResult, Gen, Program, render
 from copygram.bench.replay import replay
 from copygram.decode.events import DoneEvent, Event, SpanEvent, TokenEvent, count_markup_forwards
+from copygram.decode.stats import RunStats
 from copygram.language.lines import split_lines
 from copygram.language.syntaxes import get_syntax
 from copygram.session import EditSession
@@ -100,3 +103,13 @@ def test_a_damaged_edit_kept_still_streams_its_whole_program() -> None:
     assert isinstance(done, DoneEvent) and done.result.damage
     joined = "".join(e.text for e in events if isinstance(e, TokenEvent | SpanEvent | DoneEvent))
     assert joined == done.result.program_text
+
+
+def test_no_speedup_is_estimated_without_a_timed_decode_step() -> None:
+    def result(decode_s: float) -> EditResult:
+        stats = RunStats(decoded_tokens=3, decode_s=decode_s, wall_s=2.0, output_tokens=600)
+        return EditResult(text="x\n", program=Program([]), program_text="", stats=stats)
+
+    # Every choice read from a batched forward: no step to price the decoding it saved.
+    assert math.isnan(result(0.0).speedup)
+    assert result(0.3).speedup == 600 * (0.3 / 3) / 2.0

@@ -142,8 +142,9 @@ class EditResult:
     def speedup(self) -> float:
         """Estimated speedup over decoding every output token: the output's token count times
         this run's mean decode-step time, over this run's generation time (use
-        :func:`copygram.bench.replay.replay` for a measured one)."""
-        if not self.stats.decoded_tokens or not self.stats.wall_s:
+        :func:`copygram.bench.replay.replay` for a measured one). NaN where the run took no
+        one-token decode step to time (every choice read from a batched forward)."""
+        if not self.stats.decoded_tokens or not self.stats.wall_s or self.stats.decode_s <= 0:
             return float("nan")
         per_step = self.stats.decode_s / self.stats.decoded_tokens
         return self.stats.output_tokens * per_step / self.stats.wall_s
