@@ -169,10 +169,11 @@ class UnchangedBlocks:
             span = spans[position]
             if position in self._retried:
                 continue
-            found = self._removal(program, span)
-            if found is None and self._unchanged(program[: span.end]):
+            block = self._last_block(program[: span.end])  # one parse serves every check
+            found = self._removal(program, span, block)
+            if found is None and block is not None and leaves_unchanged(block, self._lines):
                 found = self._best_change(program, span)
-            elif found is None and self._breaks(program[: span.end]):
+            elif found is None and self._breaks(block):
                 found = self._go_on(program, span)
             if found is None:
                 continue
@@ -197,13 +198,12 @@ class UnchangedBlocks:
         block = self._last_block(program)
         return block is not None and leaves_unchanged(block, self._lines)
 
-    def _removal(self, program: bytes, span: BlockSpan) -> Retry | None:
+    def _removal(self, program: bytes, span: BlockSpan, block: Block | None) -> Retry | None:
         """Where ``span``'s block heads a definition the instruction asks to remove and writes
-        something in its place: the closing marker as the replacement's first token, if the
-        model ranked it (module doc)."""
+        something in its place (``block``: that block as read): the closing marker as the
+        replacement's first token, if the model ranked it (module doc)."""
         if not self._removing or span.close == span.replacement:
             return None
-        block = self._last_block(program[: span.end])
         # Its head in the definition (the comment block above it counts) and the lines it
         # replaces reaching the definition's end: an empty replacement removes the definition.
         if block is None or not any(start <= block.search.start <= end <= block.search.end
@@ -219,13 +219,12 @@ class UnchangedBlocks:
                     return Retry(choice.index, token, choice.logit - logit)
         return None
 
-    def _breaks(self, program: bytes) -> bool:
-        """Whether the last block of ``program`` (which ends with a closed block), applied
-        alone, makes the document, which parses, no longer parse. An empty replacement (a
-        removal) is left to the damage check. Two parses at most (the document's once)."""
+    def _breaks(self, block: Block | None) -> bool:
+        """Whether ``block`` (the block just closed, as read), applied alone, makes the document,
+        which parses, no longer parse. An empty replacement (a removal) is left to the damage
+        check. One parse (and the document's, once)."""
         if self._language is None:
             return False
-        block = self._last_block(program)
         if block is None or not block.replacement:
             return False
         if self._parsed is None:
