@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from copygram.language.lines import split_lines
 from copygram.language.resolve import resolve
-from copygram.language.runaway import RUNAWAY_LINES, close_runaway, next_unit
+from copygram.language.runaway import RUNAWAY_LINES, close_runaway, ends_answer, next_unit
 from copygram.language.search_replace import (
     BLOCK_CLOSE,
     BLOCK_OPEN,
@@ -100,6 +100,18 @@ def test_a_block_that_writes_an_elision_line_of_the_view_is_closed_before_it() -
     # Not where the document holds that line itself (then it is no elision of a view).
     own = DOC + elision
     assert close_runaway(ran, split_lines(own)) is None
+
+
+def test_a_code_fence_ends_a_block_of_a_code_file() -> None:
+    # The 1,319-line Python rename: the last block's replacement ended with ```python, the
+    # start of a chat answer's next code block. In a code file (fences) it closes the block.
+    for fence in ("```python\n", "```\n", "  ```js \n"):
+        ran = _open("def a(x):\n", "def a(x):\n    return -x\n" + fence)
+        closed = close_runaway(ran, split_lines(DOC), fences=True)
+        assert closed == _open("def a(x):\n", "def a(x):\n    return -x\n") + BLOCK_CLOSE
+        assert close_runaway(ran, split_lines(DOC)) is None  # prose: a fence may be meant
+        assert close_runaway(ran, split_lines(DOC + fence), fences=True) is None  # held
+    assert not ends_answer("x = ```", True) and ends_answer("```c++", True)
 
 
 def test_a_block_that_retypes_a_later_unit_past_others_is_closed_where_it_began() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram.language.targets import find_misses, named_reach, removal_targets
+from copygram.language.targets import find_misses, named_reach, removal_targets, renames
 
 PY = '''import os
 
@@ -249,9 +249,17 @@ def test_each_sentence_that_commands_an_edit_is_a_target() -> None:
     assert find_misses(PY, caller_only, ask, "python") == (left,)
     both = caller_only.replace("def median(values):", "def median(values, calls=None):")
     assert find_misses(PY, both, ask, "python") == ()
-    # The callee alone meets both sentences (the second names it too): the test decides.
+    # "Give mean ...": the sentence edits the name after its verb, not the one it passes
+    # things to (the large add_parameter rows: programs that changed the callee alone).
     callee_only = PY.replace("def median(values):", "def median(values, calls=None):")
-    assert find_misses(PY, callee_only, ask, "python") == ()
+    assert find_misses(PY, callee_only, ask, "python") == (
+        "a sentence of the instruction asks for an edit in mean and the edit left it as it was",)
+    assert named_reach(PY, ask, "python") == (((6, 8),), ((11, 13),))
+    # Into what a sentence puts something ("Add ... to median"), and where neither reads a
+    # definition ("Update the callers of median"), any one it names.
+    assert named_reach(PY, "Add a call of mean to median.", "python") == (((11, 13),),)
+    assert named_reach(PY, "Update the callers of median, like mean.", "python") == (
+        ((6, 8), (11, 13)),)
     # Describing sentences ("when calls is not None, ...") and verbs of use name no target.
     assert find_misses(PY, callee_only, "Fix median: use mean as the model does. The mean is "
                        "right.", "python") == ()
@@ -284,7 +292,10 @@ def test_named_reach_holds_each_definition_listed_together_and_any_one_named() -
     assert named_reach(PY, "The mean should use median as the model does.", "python") == (
         (mean[0], median[0]),)
     assert named_reach(PY, "Fix bugs in median.", "python") == (median,)
-    assert named_reach(PY, "Rename mean to `average_of`.", "python") == ()  # a new name
+    # A new name: a rename reaches its definition and uses (the next test); anything else, none.
+    assert named_reach(PY, "Rename mean to `average_of`.", "python") == (mean,)
+    assert named_reach(PY, "Add a function `average_of` like mean.", "python") == ()
+    assert named_reach(PY, "Rename mean to `average_of` and add `mode_of`.", "python") == ()
     assert named_reach(PY, "Make it faster.", "python") == ()
 
 
@@ -370,3 +381,55 @@ def test_an_edit_that_writes_the_instruction_into_the_file_is_a_miss() -> None:
     # Short sentences and words the document held already are no echo.
     assert find_misses(PY, PY.replace("LIMIT = 3", "LIMIT = 4  # Set the limit"),
                        "Set the limit to 4.", "python") == ()
+
+
+CALLERS = PY + '''
+
+def spread(values):
+    """Uses mean: not the mean() of statistics."""
+    return max(values) - mean(values)
+
+
+print(mean([1, 2]))  # mean of two
+'''
+
+
+def test_a_rename_reaches_the_definition_and_every_use() -> None:
+    ask = "Rename the function mean to average and update every call of it."
+    assert renames(CALLERS, ask, "python") == (("mean", "average"),)
+    assert renames(CALLERS, "Rename mean to median.", "python") == ()  # not a new name
+    assert renames(CALLERS, "Rename the function nothing to some.", "python") == ()
+    # The definition, the function that calls it (its docstring's mention is none), the
+    # module-level call.
+    assert named_reach(CALLERS, ask, "python") == (((6, 8),), ((16, 18),), ((21, 21),))
+    right = CALLERS.replace("mean(", "average(")
+    assert find_misses(CALLERS, right, ask, "python") == ()
+    # The definition alone renamed: the callers still use the old name.
+    half = CALLERS.replace("def mean(", "def average(")
+    assert find_misses(CALLERS, half, ask, "python") == (
+        "the instruction renames mean to average and the edit left code that uses mean",)
+    # What stays in documentation is no use.
+    assert find_misses(CALLERS, right.replace("Uses average", "Uses mean"), ask, "python") == ()
+    js = "/* >>> total([1]) */\nconst total = (xs) => xs.length\nconst twice = (xs) => 2 * total(xs)\n"
+    js_ask = "Rename total to count and update every call of it."
+    assert named_reach(js, js_ask, "javascript") == (((1, 2),), ((3, 3),))
+    assert find_misses(js, js.replace("total(xs)", "count(xs)"), js_ask, "javascript") != ()
+    assert find_misses(js, js.replace("total", "count"), js_ask, "javascript") == ()
+
+
+_USES = ("def mean(", "centre = mean(", "print(mean(")
+
+
+@given(st.sets(st.sampled_from(_USES)))
+def test_a_rename_misses_exactly_where_code_keeps_the_old_name(renamed: set[str]) -> None:
+    ask = "Rename mean to average_of and update every call of it."
+    text = CALLERS.replace("return max(values) - mean(values)",
+                           "centre = mean(values)\n    return max(values) - centre")
+    after = text
+    for use in renamed:
+        after = after.replace(use, use.replace("mean", "average_of"))
+    misses = find_misses(text, after, ask, "python")
+    left = "the instruction renames mean to average_of and the edit left code that uses mean"
+    assert (left in misses) == (renamed != set(_USES))
+    # The reach holds the definition and each place that uses it, the documentation aside.
+    assert named_reach(text, ask, "python")[0] == ((6, 8),)

@@ -50,6 +50,7 @@ from copygram.language.targets import (
     documentation_only,
     introduces_names,
     lists_definitions,
+    renames,
     targets_definitions,
 )
 
@@ -205,7 +206,8 @@ class EditSession:
                            listed=lists_definitions(doc.text, instruction, language),
                            language=language,
                            rewrite_languages=self.options.auto_rewrite_languages,
-                           introduces=introduces_names(doc.text, instruction))
+                           introduces=introduces_names(doc.text, instruction),
+                           renames=bool(renames(doc.text, instruction, language)))
 
     def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it

@@ -461,6 +461,54 @@ def test_with_touch_a_program_reaches_each_definition_listed_together() -> None:
         document_lark(split_lines(document), heads=True, touch=both * 2)
 
 
+def _only_accepts(document: str, text: str, only: tuple[tuple[int, int], ...]) -> bool:
+    constraint = search_replace_constraint(split_lines(document), "byte", heads=True, only=only)
+    return accepted(constraint, text)
+
+
+def _inside_only(document: str, text: str, only: tuple[tuple[int, int], ...]) -> bool:
+    """The rule spelled out: the program parses and some reading of its heads (each at an
+    occurrence of its line after the previous block's unit) opens units that each overlap a
+    range of ``only``."""
+    from copygram.language.search_replace import parse_blocks, searchable
+    from copygram.language.units import unit_end
+
+    lines = split_lines(document)
+    keys = [search_line(line) for line in lines]
+    try:
+        blocks = parse_blocks(text, lines, heads=True)
+    except ProgramSyntaxError:
+        return False
+    cursors = {1}
+    for block in blocks:
+        head = keys[block.search.start - 1]
+        cursors = {end + 1 for cursor in cursors for k in range(cursor, len(lines) + 1)
+                   if keys[k - 1] == head and searchable(lines[k - 1])
+                   for end in [unit_end(lines, k)]
+                   if any(a <= end and k <= b for a, b in only)}
+    return bool(cursors)
+
+
+@given(head_edits(), st.lists(st.integers(1, 14), min_size=1, max_size=3))
+def test_with_only_every_head_block_opens_a_unit_that_overlaps_a_range(
+        edit: tuple[str, list[Block]], at: list[int]) -> None:
+    """A rename's blocks are held to the lines that use its old name (``only``): the constraint
+    takes exactly the programs whose every block's unit overlaps one of them."""
+    document, blocks = edit
+    only = tuple(sorted({(k, k) for k in at}))
+    text = render_heads(blocks, document)
+    assert _only_accepts(document, text, only) == _inside_only(document, text, only)
+
+
+def test_with_only_a_rename_edits_its_definition_and_uses_alone() -> None:
+    document, f, g, h = _fgh()
+    only = ((3, 3), (10, 10))  # f's first line; h's body, which we say uses f
+    assert _only_accepts(document, f + h, only) and _only_accepts(document, f, only)
+    assert not _only_accepts(document, f + g + h, only)
+    assert not _only_accepts(document, g, only)
+    assert _only_accepts(document, g, ())
+
+
 def test_a_line_that_only_closes_brackets_heads_no_block() -> None:
     """A Java program headed a block on a lone ``}`` (its replacement appended two more), a C++
     one deleted one closing line after another: such a line opens nothing, so neither the

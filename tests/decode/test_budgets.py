@@ -264,6 +264,21 @@ def test_a_block_that_runs_away_changing_what_it_retypes_is_not_closed() -> None
         session.edit(RUNAWAY_DOC, "Negate a.")
 
 
+def test_a_block_of_a_code_file_that_types_a_code_fence_is_closed_before_it() -> None:
+    ran = "def a(x):\n    return -x\n```python\n"
+    closed = _head_block("def a(x):\n", "def a(x):\n    return -x\n")
+    backend = _Closing(RUNAWAY_DOC, reply=_head_block("def a(x):\n", ran).decode())
+    backend.closed = closed
+    session = EditSession(backend, on_damage="keep", mode="program", touch_named=False)
+    result = session.edit(RUNAWAY_DOC, "Negate a.", language="python")
+    assert result.program_text == closed.decode() and result.stats.runaway_closes == 1
+    assert result.text == RUNAWAY_DOC.replace("return x\n", "return -x\n") and not result.damage
+    # Prose: the fence is written as the model wrote it.
+    scripted = ScriptedBackend(RUNAWAY_DOC, reply=_head_block("def a(x):\n", ran).decode())
+    prose = EditSession(scripted, on_damage="keep", mode="program", touch_named=False)
+    assert "```python" in prose.edit(RUNAWAY_DOC, "Negate a.", language="text").text
+
+
 def test_a_block_that_types_an_elision_line_of_the_view_is_closed_before_it() -> None:
     elision = "# ... lines 8-13 not shown ...\n"
     ran = "def a(x):\n    return -x\n\n\n" + elision + "def d(x):\n    return 0\n"

@@ -32,7 +32,10 @@ def session(program: str, rewrite: str | None, **options: object) -> EditSession
 
 
 def test_the_rename_that_duplicated_a_name_is_redone_in_rewrite_mode() -> None:
-    events = list(session(FOUR_AVERAGES, RENAMED).stream(STATS, "Rename mean to average."))
+    # touch_named off: the constraint no longer holds a rename to its uses (the next test), so
+    # the model's program is written as it was and the damage check finds it.
+    events = list(session(FOUR_AVERAGES, RENAMED, touch_named=False)
+                  .stream(STATS, "Rename mean to average."))
     redo = [e for e in events if isinstance(e, RedoEvent)]
     assert len(redo) == 1
     assert {d.kind for d in redo[0].result.damage} == {"duplicate", "dangling"}
@@ -42,6 +45,16 @@ def test_the_rename_that_duplicated_a_name_is_redone_in_rewrite_mode() -> None:
     assert done.result.text == RENAMED
     assert done.result.redone is redo[0].result
     assert done.result.damage == ()
+
+
+def test_a_rename_program_is_held_to_reach_every_use() -> None:
+    # The same program under the default constraint: after its four blocks the uses of mean in
+    # variance and at the module's end are still to reach, so it may not end there; the
+    # scripted model has nothing more to write, and the unfinished program is redone.
+    result = session(FOUR_AVERAGES, RENAMED).edit(STATS, "Rename mean to average.")
+    assert result.text == RENAMED
+    assert result.redone is not None
+    assert [d.kind for d in result.redone.damage] == ["unfinished"]
 
 
 def test_a_sound_program_is_not_redone() -> None:

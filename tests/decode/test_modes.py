@@ -82,7 +82,9 @@ def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named(
     long = EditSession(backend(), mode="auto", auto_rewrite_tokens=0)  # every document long
     assert long.mode_for(DOCUMENT, "Make it faster.") == "program"
     assert long.mode_for(DOCUMENT, "Add a function `h_of` that doubles y.") == "rewrite"
-    assert long.mode_for(DOCUMENT, "Rename f to compute_f.") == "rewrite"
+    # A rename of a long document: a program held to the definition and its uses.
+    assert long.mode_for(DOCUMENT, "Rename f to compute_f.") == "program"
+    assert long.mode_for(DOCUMENT, "Rename f to compute_f and add `h_of`.") == "rewrite"
     assert session.edit(DOCUMENT, "Fix f.").mode == "program"
     for other in ("Rename f to f_plus_one.", "Fix it."):
         assert session.mode_for(DOCUMENT, other) == "rewrite"

@@ -21,7 +21,7 @@ from copygram.constraints.vocab import Mask, Vocab, vocab_for
 from copygram.errors import ConfigError, DocumentError
 from copygram.language.formats import DEFAULT_TAGS, Family, get_format
 from copygram.language.lines import count_lines, split_lines
-from copygram.language.types import Reach
+from copygram.language.types import Reach, Scope
 
 Engine = Literal["llguidance", "outlines"]
 ENGINES: tuple[str, ...] = ("llguidance", "outlines")
@@ -48,6 +48,7 @@ def compile_constraint(
     plan: bool = False,
     body_heads: bool = True,
     touch: Reach = (),
+    only: Sequence[tuple[int, int]] = (),
 ) -> Constraint:
     """A fresh :class:`Constraint` for editing ``document`` (text, or its split lines) in
     ``syntax``: copy tags (``"lines"``, ``"compact"``) or search/replace blocks
@@ -55,7 +56,8 @@ def compile_constraint(
     ``"lines"`` or ``"unit"``; ``plan``: a ``Plan:`` line before the blocks; ``body_heads``
     false: no head block heads with a line inside a function's body; ``touch``:
     requirements, each line ranges of which some block's run must overlap one, the definitions
-    an instruction names, blocks only).
+    an instruction names, blocks only; ``only``: line ranges one of which every block's run must
+    overlap, a rename's definition and uses, blocks only).
 
     ``tokenizer`` is a copygram Backend, a Hugging Face fast tokenizer, an
     ``llguidance.LLTokenizer`` or ``"byte"``. Costs: the vocabulary view is built once per
@@ -93,11 +95,12 @@ def compile_constraint(
     # Blocks always keep the document's order, whatever ``ordered`` says (it is the tags').
     program_format.check(_Checked(engine=engine, copy_to_end=to_end, search_plan=plan,
                                   search_scope=search_scope or program_format.default_scope))
-    if touch and program_format.family != "blocks":
-        raise ConfigError("touch acts on search/replace blocks; copy tags name their lines")
+    if (touch or only) and program_format.family != "blocks":
+        raise ConfigError("touch and only act on search/replace blocks; copy tags name their "
+                          "lines")
     return _BUILDERS[program_format.family](document, tokenizer, engine, syntax, n_lines,
                                             ordered, to_end, plan, search_scope, body_heads,
-                                            touch)
+                                            touch, tuple(only))
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ class _Checked:
 def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
           n_lines: int, ordered: bool, to_end: bool, plan: bool,
           search_scope: str | None, body_heads: bool,
-          touch: Reach) -> Constraint:
+          touch: Reach, only: Scope) -> Constraint:
     vocab = vocab_for(tokenizer)
     check_vocab_covers(vocab, literal_bytes(syntax))
     if engine == "llguidance":
@@ -136,13 +139,13 @@ def _tags(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: st
 def _blocks(document: str | Sequence[str], tokenizer: Any, engine: str, syntax: str,
             n_lines: int, ordered: bool, to_end: bool, plan: bool,
             search_scope: str | None, body_heads: bool,
-            touch: Reach) -> Constraint:
+            touch: Reach, only: Scope) -> Constraint:
     from copygram.constraints.search_replace import search_replace_constraint
 
     lines = split_lines(document) if isinstance(document, str) else document
     return search_replace_constraint(lines, tokenizer, plan,
                                      heads=(search_scope or "head") == "head",
-                                     body_heads=body_heads, touch=touch)
+                                     body_heads=body_heads, touch=touch, only=only)
 
 
 _BUILDERS: dict[Family, Callable[..., Constraint]] = {"tags": _tags, "blocks": _blocks}

@@ -69,7 +69,7 @@ from copygram.language.search_replace import (
     searchable,
     unheld_markers,
 )
-from copygram.language.types import MAX_REACH, LineRange, Reach
+from copygram.language.types import MAX_REACH, LineRange, Reach, Scope
 from copygram.language.units import body_lines, unit_end
 
 
@@ -78,7 +78,8 @@ def _literal(text: str) -> str:
 
 
 def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
-                  body_heads: bool = True, touch: Reach = ()) -> str:
+                  body_heads: bool = True, touch: Reach = (),
+                  only: Scope = ()) -> str:
     """The per-document grammar (module doc) for the document ``lines`` (split with endings);
     with ``plan``, the program opens with one ``Plan:`` line of the model's words (at most
     :data:`MAX_PLAN_CHARS` after the prefix) before its blocks; with ``heads``, a search part is
@@ -86,12 +87,15 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
     is a line inside a function's body (:func:`~copygram.language.units.body_lines`); with
     ``touch`` (requirements, at most :data:`MAX_REACH`, each line ranges, 1-based and inclusive),
     a block's run must overlap a range of each (:func:`_untouched_rules`; where no program can,
-    the grammar is the one without ``touch``)."""
+    the grammar is the one without ``touch``); with ``only`` (line ranges, 1-based and
+    inclusive: a rename's definition and uses), a block's run must overlap one of them (a head
+    block's: the unit it opens), so that no block edits elsewhere."""
     if len(touch) > MAX_REACH:
         raise ValueError(f"touch holds {len(touch)} requirements; at most {MAX_REACH}")
     n = len(lines)
     inside = body_lines(lines) if heads and not body_heads else frozenset()
     ok = [False] + [searchable(line) and k not in inside and (not heads or may_head(line))
+                    and (not only or _within(only, k, unit_end(lines, k) if heads else k))
                     for k, line in enumerate(lines, start=1)] + [False]
     # has_run[k]: some run can start at line k or later.
     has_run = [False] * (n + 2)
@@ -119,6 +123,11 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
     if plan:
         rules.append(f"PLAN: /{regex_escape(PLAN_PREFIX)}[^\\n]{{1,{MAX_PLAN_CHARS}}}\\n/")
     return "\n".join(rules) + "\n"
+
+
+def _within(only: Scope, first: int, last: int) -> bool:
+    """Whether lines ``first``-``last`` overlap a range of ``only``."""
+    return any(start <= last and first <= end for start, end in only)
 
 
 def _after_head(k: int, has_run: Sequence[bool], lines: Sequence[str]) -> str:
@@ -250,10 +259,11 @@ class SearchReplaceGrammar:
 @functools.lru_cache(maxsize=16)
 def compile_search_replace(vocab: Vocab, lines: tuple[str, ...], plan: bool = False,
                            heads: bool = False, body_heads: bool = True,
-                           touch: Reach = ()) -> SearchReplaceGrammar:
+                           touch: Reach = (),
+                           only: Scope = ()) -> SearchReplaceGrammar:
     """Build and compile the grammar of ``lines`` (cached per document text, vocabulary,
-    ``plan``, ``heads``, ``body_heads`` and ``touch``)."""
-    grammar = document_lark(lines, plan, heads, body_heads, touch)
+    ``plan``, ``heads``, ``body_heads``, ``touch`` and ``only``)."""
+    grammar = document_lark(lines, plan, heads, body_heads, touch, only)
     # At a run's first line every later line is a candidate, so an Earley row holds ~2 items per
     # line: llguidance's default cap (2000 items) would stop at ~1000 lines.
     n = len(lines)
@@ -326,12 +336,14 @@ class SearchReplaceConstraint(ProgramState):
 
 def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: bool = False,
                               heads: bool = False, body_heads: bool = True,
-                              touch: Reach = ()) -> SearchReplaceConstraint:
+                              touch: Reach = (),
+                              only: Sequence[tuple[int, int]] = ()) -> SearchReplaceConstraint:
     """A fresh constraint for search/replace programs over the document ``lines``; ``tokenizer``
     as :func:`~copygram.constraints.compile_constraint` takes it; ``plan``: the program opens
     with a ``Plan:`` line; ``heads``: search parts are head lines; ``body_heads``: a head may be
     a line inside a function's body; ``touch``: requirements, each line ranges of which some
-    block's run must overlap one (:func:`document_lark`)."""
+    block's run must overlap one; ``only``: line ranges one of which every block's run must
+    overlap (:func:`document_lark`)."""
     from copygram.constraints.guard import check_vocab_covers
     from copygram.constraints.vocab import vocab_for
 
@@ -339,7 +351,8 @@ def search_replace_constraint(lines: Sequence[str], tokenizer: object, plan: boo
     check_vocab_covers(vocab, "".join(sorted(set(BLOCK_OPEN + DIVIDER + BLOCK_CLOSE))).encode())
     return compile_search_replace(vocab, tuple(lines), plan, heads, body_heads,
                                   tuple(tuple((int(a), int(b)) for a, b in spans)
-                                        for spans in touch)).new_constraint()
+                                        for spans in touch),
+                                  tuple((int(a), int(b)) for a, b in only)).new_constraint()
 
 
 __all__ = ["SearchReplaceConstraint", "SearchReplaceGrammar", "compile_search_replace",

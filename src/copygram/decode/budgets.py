@@ -9,8 +9,7 @@ from typing import Literal
 
 from copygram.decode.document import EditDocument
 from copygram.language.block_scan import BlockScanner
-from copygram.language.focus import ELISION
-from copygram.language.runaway import RUNAWAY_LINES, next_unit
+from copygram.language.runaway import RUNAWAY_LINES, ends_answer, next_unit
 from copygram.language.search_replace import BLOCK_OPEN, DIVIDER, closes_loosely, search_line
 from copygram.language.units import indentation, unit_end
 
@@ -144,11 +143,15 @@ class RunawayGuard:
     real size from its first head otherwise spends minutes on it. A program that means to move
     units above its head is stopped too, and rewritten. A replacement line that is an elision
     line of the prompt's view (:mod:`copygram.language.focus`) is a run on too (the model went
-    on to the next part it was shown): the block is closed before it. Costs O(1) per byte; the document's
+    on to the next part it was shown), and so, with ``fences`` (a code file), is a Markdown
+    code fence the document does not hold (the model began its answer's next code block): the
+    block is closed before it (:func:`~copygram.language.runaway.ends_answer`). Costs O(1) per byte; the document's
     unit heads are read once (a unit scan)."""
 
-    def __init__(self, lines: Sequence[str], limit: int = RUNAWAY_UNITS) -> None:
+    def __init__(self, lines: Sequence[str], limit: int = RUNAWAY_UNITS,
+                 fences: bool = False) -> None:
         self.limit = limit
+        self.fences = fences
         self._lines = lines
         self._heads: dict[bytes, list[int]] = {}  # a unit's first line -> where it occurs
         self._where: dict[bytes, list[int]] = {}  # every line -> where it occurs
@@ -195,10 +198,10 @@ class RunawayGuard:
         while (newline := program.find(b"\n", self._line)) >= 0:
             line = bytes(program[self._line : newline + 1])
             self._line = newline + 1
-            if ELISION.match(line.rstrip(b"\r\n").decode("utf-8", "replace")) \
+            if ends_answer(line.rstrip(b"\r\n").decode("utf-8", "replace"), self.fences) \
                     and line not in self._where:
                 return (f"a head block wrote on past its unit (lines up to {self._run_end}) "
-                        "and typed an elision line of the prompt's view")
+                        "and typed an elision line of the prompt's view or a code fence")
             if self._retypes_next(line):
                 return (f"a head block wrote on past its unit (lines up to {self._run_end}) "
                         f"and typed the next unit (line {self._next}) again")

@@ -26,7 +26,7 @@ from copygram.language.formats import Family, get_format
 from copygram.language.ops import Program
 from copygram.language.search_replace import parse as parse_blocks
 from copygram.language.syntaxes import get_syntax
-from copygram.language.types import Reach
+from copygram.language.types import Reach, Scope
 
 if TYPE_CHECKING:
     from copygram.constraints import Constraint
@@ -37,11 +37,12 @@ __all__ = ["DecodeFormat", "decode_format", "prompt_builder"]
 class DecodeFormat(Protocol):
     """A format as the decode loop uses it, for one session's options."""
 
-    def constraint(self, setup: EditSetup, lines: Sequence[str],
-                   touch: Reach = ()) -> tuple[Constraint, OpReader | None]:
+    def constraint(self, setup: EditSetup, lines: Sequence[str], touch: Reach = (),
+                   only: Scope = ()) -> tuple[Constraint, OpReader | None]:
         """A fresh constraint for the document ``lines`` and the reader of its ops (``None``
         where the program is read once complete); ``touch``: requirements, each line ranges of
-        which some block must reach one (blocks only: ``touch_named``). Costs: the grammar's
+        which some block must reach one, and ``only``: line ranges one of which every block
+        must reach (blocks only: ``touch_named``). Costs: the grammar's
         (milliseconds, cached), and on a backend's first call its vocabulary view (seconds:
         ``prepare``)."""
         ...
@@ -61,15 +62,15 @@ class DecodeFormat(Protocol):
         ...
 
 
-def _constraint(setup: EditSetup, lines: Sequence[str],
-                touch: Reach = ()) -> Constraint:
+def _constraint(setup: EditSetup, lines: Sequence[str], touch: Reach = (),
+                only: Scope = ()) -> Constraint:
     from copygram.constraints import compile_constraint
 
     o = setup.options
     return compile_constraint(lines, setup.backend, engine=o.engine, syntax=o.syntax,
                               ordered=o.ordered_copies, to_end=o.copy_to_end,
                               search_scope=o.search_scope, plan=o.search_plan,
-                              body_heads=o.body_heads, touch=touch)
+                              body_heads=o.body_heads, touch=touch, only=only)
 
 
 @dataclass(frozen=True)
@@ -78,9 +79,10 @@ class _Tags:
 
     options: SessionConfig
 
-    def constraint(self, setup: EditSetup, lines: Sequence[str],
-                   touch: Reach = ()) -> tuple[Constraint, OpReader | None]:
-        return _constraint(setup, lines, touch), OpReader(get_syntax(self.options.syntax))
+    def constraint(self, setup: EditSetup, lines: Sequence[str], touch: Reach = (),
+                   only: Scope = ()) -> tuple[Constraint, OpReader | None]:
+        return (_constraint(setup, lines, touch, only),
+                OpReader(get_syntax(self.options.syntax)))
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
                 constraint: Constraint, reader: OpReader | None) -> DraftSource | None:
@@ -108,9 +110,9 @@ class _Blocks:
 
     options: SessionConfig
 
-    def constraint(self, setup: EditSetup, lines: Sequence[str],
-                   touch: Reach = ()) -> tuple[Constraint, OpReader | None]:
-        return _constraint(setup, lines, touch), None
+    def constraint(self, setup: EditSetup, lines: Sequence[str], touch: Reach = (),
+                   only: Scope = ()) -> tuple[Constraint, OpReader | None]:
+        return _constraint(setup, lines, touch, only), None
 
     def drafter(self, setup: EditSetup, document: EditDocument, instruction: str,
                 constraint: Constraint, reader: OpReader | None) -> DraftSource | None:

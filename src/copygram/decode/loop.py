@@ -50,8 +50,9 @@ from copygram.decode.verify import close_ran_away, splice_copy, take_back, verif
 from copygram.errors import DocumentError, GenerationError, LengthError
 from copygram.language.focus import focus_view
 from copygram.language.formats import get_format
+from copygram.language.parsers import LANGUAGES
 from copygram.language.resolve import resolve
-from copygram.language.targets import named_reach, removal_targets
+from copygram.language.targets import named_reach, removal_targets, rename_scope
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -188,12 +189,14 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     program to reach one (each of those it lists together): a program that misses one is a
     miss, redone in rewrite mode
     (:mod:`copygram.decode.checked`), so the constraint takes away only programs that would
-    be thrown away. ``None`` (a teacher's replay) leaves the program free."""
+    be thrown away; a rename's blocks are held to its definition and uses
+    (:func:`~copygram.language.targets.rename_scope`). ``None`` (a teacher's replay) leaves the program free."""
     backend, options = setup.backend, setup.options
     program_format = decode_format(options)
-    touch = (named_reach(document.text, instruction, language)
-             if options.touch_named and language is not None else ())
-    constraint, reader = program_format.constraint(setup, document.lines, touch)
+    held = options.touch_named and language is not None
+    touch = named_reach(document.text, instruction, language) if held else ()
+    only = rename_scope(document.text, instruction, language) if held else ()
+    constraint, reader = program_format.constraint(setup, document.lines, touch, only)
     unchanged = None
     if options.retry_unchanged and policy.greedy:
         # Greedy only: a teacher's program is given, a sampled block is a draw to keep (and
@@ -212,7 +215,8 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     return Job(constraint, budget, document.lines, reader,
                program_format.drafter(setup, document, instruction, constraint, reader),
                unchanged=unchanged, on_budget=on_budget, touch_ranges=sum(map(len, touch)),
-               runaway=RunawayGuard(document.lines) if setup.heads else None)
+               runaway=(RunawayGuard(document.lines, fences=language in LANGUAGES)
+                        if setup.heads else None))
 
 
 def run_edit(setup: EditSetup, document: EditDocument, prompt: list[int], policy: Policy,

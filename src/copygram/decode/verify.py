@@ -242,7 +242,8 @@ def close_ran_away(meter: Meter, context: list[int],
     event and those tokens. Raises :class:`~copygram.errors.RunawayError` where the block does
     not close so (its retyped lines are not the document's), and the run ends; the session then
     redoes the edit. Costs no forward; O(program) to find the boundary."""
-    closed = close_runaway(meter.constraint.program_text, meter.lines)
+    fences = meter.runaway is not None and meter.runaway.fences
+    closed = close_runaway(meter.constraint.program_text, meter.lines, fences=fences)
     if closed is None or len(context) != len(meter.program_ids):
         raise meter.error(f"{meter.ran_away}: it is retyping the file", RunawayError)
     written, target = meter.constraint.program_bytes, closed.encode()

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -19,6 +20,7 @@ from copygram.language.lines import split_lines
 _JS_DEFINITIONS = frozenset({"function_declaration", "generator_function_declaration",
                              "class_declaration", "method_definition", "variable_declarator",
                              "interface_declaration", "abstract_class_declaration"})
+_WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _COMMENT = ("#", "//", "/*", "*", "'''", '"""')
 
 
@@ -168,4 +170,63 @@ def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int
                    node.start_point[0] + 1, node.end_point[0] + 1)
 
 
-__all__ = ["code_only", "definitions"]
+
+def callers(lines: Sequence[str], names: Collection[str],
+            regions: Mapping[str, tuple[tuple[int, int], ...]],
+            outside: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Where ``lines`` use one of ``names`` (as a word) outside the ranges ``outside``: for each
+    such line the innermost definition of ``regions`` around it (:func:`definitions`), or the line
+    itself outside every one (module-level code), in document order, each once; a mention in a
+    comment or a triple-quoted string (a doctest above a JavaScript function) is no use. Linear
+    in the lines."""
+    spans = [span for ranges in regions.values() for span in ranges]
+    found: list[tuple[int, int]] = []
+    for number in using(lines, names):
+        if any(start <= number <= end for start, end in outside):
+            continue
+        around = [span for span in spans if span[0] <= number <= span[1]]
+        span = min(around, key=lambda s: s[1] - s[0]) if around else (number, number)
+        if span not in found:
+            found.append(span)
+    return found
+
+
+def using(lines: Sequence[str], names: Collection[str]) -> list[int]:
+    """The lines (1-based) whose code (:func:`_code_lines`: comments and triple-quoted strings
+    aside) holds one of ``names`` as a word. Linear in the lines."""
+    wanted = set(names)
+    return [number for number, line in enumerate(_code_lines(lines), 1)
+            if wanted & set(_WORD.findall(line))]
+
+
+_BLOCK = re.compile(r"/\*|\*/|\"\"\"|'''|//|#")
+_CLOSES = {"/*": "*/", '"""': '"""', "'''": "'''"}
+
+
+def _code_lines(lines: Sequence[str]) -> list[str]:
+    """``lines`` with their comments and triple-quoted strings blanked (``/* */`` and triple
+    quotes across lines, ``//`` and ``#`` to the line's end): a lexer's approximation that knows
+    no other string, enough to tell a use of a name from its mention in documentation."""
+    out: list[str] = []
+    closer: str | None = None
+    for line in lines:
+        kept: list[str] = []
+        at = 0
+        for match in _BLOCK.finditer(line):
+            token = match.group()
+            if closer is not None:
+                if token == closer:
+                    closer, at = None, match.end()
+            elif token in _CLOSES:
+                kept.append(line[at:match.start()])
+                closer = _CLOSES[token]
+            elif token in ("//", "#"):
+                kept.append(line[at:match.start()])
+                at = len(line)
+                break
+        if closer is None:
+            kept.append(line[at:])
+        out.append("".join(kept))
+    return out
+
+__all__ = ["callers", "code_only", "definitions", "using"]

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from copygram.language.definitions import definitions
+from copygram.language.definitions import callers, definitions
 from copygram.language.lines import split_lines
 from copygram.language.targets import named_reach
 
@@ -105,15 +105,7 @@ def _related(lines: Sequence[str], core: Sequence[Span],
     """The definitions that use a ``named`` one (callers: the innermost definition around each
     use outside ``core``, or the line itself outside every definition), then the definitions
     ``core`` uses (callees, the shortest first), while their lines fit ``budget``."""
-    regions = [span for spans in defined.values() for span in spans]
-    callers: list[Span] = []
-    for number, line in enumerate(lines, 1):
-        if _inside(number, core) or not named & set(_WORD.findall(line)):
-            continue
-        around = [span for span in regions if span[0] <= number <= span[1]]
-        span = min(around, key=lambda s: s[1] - s[0]) if around else (number, number)
-        if span not in callers:
-            callers.append(span)
+    using = callers(lines, named, defined, core)
     used_names = {word for start, end in core for line in lines[start - 1:end]
                   for word in _WORD.findall(line)}
     # A name the core defines itself (a nested helper) is no callee, whatever else shares it.
@@ -123,7 +115,7 @@ def _related(lines: Sequence[str], core: Sequence[Span],
                      key=lambda s: (s[1] - s[0], s))
     picked: list[Span] = []
     used = 0
-    for span in [*callers, *callees]:
+    for span in [*using, *callees]:
         size = span[1] - span[0] + 1
         if span in picked or _overlaps(span, core) or used + size > budget:
             continue

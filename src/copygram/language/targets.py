@@ -41,7 +41,7 @@ edit missed. Read against the instruction, two things show it:
   space aside; a ``//`` or ``#`` comment counts): asked for the one-line docstring ``\"\"\"You are
   given a list of integers.\"\"\"``, a program that changed one line of the old one;
 * an edit that writes a sentence of the instruction's own words that commands the edit ("Add a
-  last parameter calls=None to f:", "Give g ...": :data:`ECHO_WORDS` or more words, outside what
+  last parameter calls=None to f:", "Give g ...": :data:`~copygram.language.asks.ECHO_WORDS` or more words, outside what
   it quotes) into the file where the document did not hold it: a program that replaced a
   function's body by a docstring quoting the instruction. What an instruction describes ("Given
   a positive integer n, return ...") may become a new function's docstring, and is left out.
@@ -58,13 +58,24 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from copygram.language.definitions import code_only, definitions
+from copygram.language.asks import (
+    FOR_FILE,
+    asked_renames,
+    command_sentences,
+    commanded,
+    documentation_only,
+    flat,
+    introduced,
+    listed_together,
+    quoted_for_file,
+    removed_names,
+)
+from copygram.language.definitions import callers, code_only, definitions, using
 from copygram.language.line_changes import changed_ranges, touches
 from copygram.language.lines import split_lines
-from copygram.language.types import MAX_REACH, Reach
+from copygram.language.types import MAX_REACH, Reach, Scope
 
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-_BACKTICKS = re.compile(r"`[^`]*`")
 
 
 def find_misses(before: str, after: str, instruction: str,
@@ -87,14 +98,14 @@ def find_misses(before: str, after: str, instruction: str,
         misses.append(f"the instruction names {listed} and the edit left "
                       f"{'its definition' if len(named) == 1 else 'each definition'} as it was")
     elif named:
-        for group in _listed(instruction, regions):
+        for group in listed_together(instruction, regions):
             left = [name for name in group if not reached(name)]
             if left:
                 were = "it was" if len(left) == 1 else "they were"
                 misses.append(f"the instruction lists {' and '.join(group)} together and the "
                               f"edit left {', '.join(left)} as {were}")
     if named and misses == []:
-        for group in _commanded(instruction, regions):
+        for group in commanded(instruction, regions):
             if not any(reached(name) for name in group):
                 misses.append(f"a sentence of the instruction asks for an edit in "
                               f"{' or '.join(group)} and the edit left "
@@ -105,52 +116,54 @@ def find_misses(before: str, after: str, instruction: str,
             misses.append(f"the instruction names {', '.join(named)} and the edit also changed "
                           f"{', '.join(strayed)}, which it does not name")
     if regions:
-        kept = [name for name in _removed(instruction) if name in regions
+        kept = [name for name in removed_names(instruction) if name in regions
                 and name in definitions(after, language)]
         misses += [f"the instruction asks to remove {name} and the edit kept its definition"
                    for name in kept]
+    pairs = renames(before, instruction, language) if regions else ()
+    misses += [f"the instruction renames {old} to {new} and the edit left code that uses {old}"
+               for old, new in pairs if _uses(after, old, language)]
+    if pairs:
+        scope = rename_scope(before, instruction, language)
+        within = [name for name, spans in regions.items()
+                  if any(a <= end and start <= b for a, b in spans for start, end in scope)]
+        changed = changed_ranges(split_lines(before), split_lines(after))
+        strayed = _strayed(regions, within, changed)
+        if strayed:
+            misses.append(f"the instruction renames {', '.join(old for old, _ in pairs)} and "
+                          f"the edit also changed {', '.join(strayed)}, which do not use it")
     if documentation_only(instruction) and _code_changed(before, after, language):
         misses.append("the instruction asks for documentation only and the edit changed the "
                       "code")
-    flat_before, flat_after = _flat(before), _flat(after)
-    quoted = _quoted_for_file(instruction)
+    flat_before, flat_after = flat(before), flat(after)
+    quoted = quoted_for_file(instruction)
     held = _written(before) | _written(after) if quoted else frozenset()
     for text in quoted:
         if text not in held:
             misses.append(f"the instruction quotes {_short(text)!r} for the file and the edit "
                           "never wrote it")
-    for sentence in _sentences(instruction):
+    for sentence in command_sentences(instruction):
         if sentence in flat_after and sentence not in flat_before:
             misses.append(f"the edit wrote the instruction's words {_short(sentence)!r} into "
                           "the file")
     present_before = set(_WORD.findall(before))
     present_after = set(_WORD.findall(after))
-    for name in sorted(_introduced(instruction) - present_before):
+    for name in sorted(introduced(instruction) - present_before):
         if name not in present_after:
             misses.append(f"{name} is introduced by the instruction and the edit never wrote it")
     return tuple(misses)
-
-
-# "Remove the unused function f", "delete `g`": the name right after the verb and its
-# describing words. "Remove the print call from f" names ``print``, no definition: nothing.
-_REMOVE = re.compile(r"\b(?:remove|delete|drop)\s+(?:(?:the|a|an|unused|dead|old|function|"
-                     r"method|class|constant|variable|field|helper|definition|global)\s+)*"
-                     r"`?([A-Za-z_$][A-Za-z0-9_$]*)", re.IGNORECASE)
-
-
-def _removed(instruction: str) -> list[str]:
-    """The names ``instruction`` asks to remove (:data:`_REMOVE`)."""
-    return [match.group(1) for match in _REMOVE.finditer(instruction)]
 
 
 def targets_definitions(document: str, instruction: str, language: str | None) -> bool:
     """Whether ``instruction`` names a definition of ``document`` and introduces no name
     (module doc): an edit of code the document already has ("Fix bugs in median", "Remove the
     function f"), which head blocks name and rewrite, where program mode passes more tests than
-    a rewrite; a new name (a rename, an added function or constant) or no name at all is left
-    to a rewrite (docs/quality.md, "Which mode edits by default")."""
+    a rewrite; a new name (a rename, however plain its new name, an added function or
+    constant) or no name at all is left to a rewrite (docs/quality.md, "Which mode edits by
+    default")."""
     words = set(_WORD.findall(instruction))
-    if not words & set(definitions(document, language)):
+    if not words & set(definitions(document, language)) or renames(document, instruction,
+                                                                   language):
         return False
     return not introduces_names(document, instruction)
 
@@ -159,7 +172,7 @@ def introduces_names(document: str, instruction: str) -> bool:
     """Whether ``instruction`` introduces a name ``document`` lacks: one it writes as code (in
     backticks, snake_case or lowerCamelCase; module doc) that the document nowhere holds (an
     added function, a rename's new name, a new constant). Microseconds a page."""
-    return bool(_introduced(instruction) - set(_WORD.findall(document)))
+    return bool(introduced(instruction) - set(_WORD.findall(document)))
 
 
 def named_reach(document: str, instruction: str, language: str | None) -> Reach:
@@ -172,11 +185,15 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     :data:`~copygram.language.types.MAX_REACH` requirements, any one it names. Each requirement
     as its line ranges (1-based, inclusive, sorted; with the comment block right above). Empty
     where it targets none. Milliseconds (the definitions are cached per document)."""
+    pairs = renames(document, instruction, language)
+    if pairs:
+        return _rename_reach(document, pairs, language)
     if not targets_definitions(document, instruction, language):
         return ()
     regions = definitions(document, language)
-    listed = {frozenset([name]) for group in _listed(instruction, regions) for name in group}
-    wanted = listed | {frozenset(group) for group in _commanded(instruction, regions)}
+    together = {frozenset([name]) for group in listed_together(instruction, regions)
+                for name in group}
+    wanted = together | {frozenset(group) for group in commanded(instruction, regions)}
     # A requirement that holds a smaller one is met wherever the smaller one is.
     wanted = {group for group in wanted if not any(other < group for other in wanted)}
     if 1 <= len(wanted) <= MAX_REACH:
@@ -186,22 +203,61 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     return (tuple(sorted({span for name in named for span in regions[name]})),)
 
 
-def _commanded(instruction: str, defined: Mapping[str, object]) -> list[list[str]]:
-    """For each sentence of ``instruction`` that commands an edit of what it names (it starts
-    with a verb of :data:`_EDIT_COMMAND`), the document's definitions it names, where it names
-    any: "Add a last parameter calls=None to f: ... Give g a parameter calls too and pass it on in
-    its call of f" asks for an edit in ``f`` and one in ``g`` or ``f``; "Fix f: use g as h does"
-    for one in ``f`` (to use is no edit of ``g``). What the instruction quotes for the file
-    (docstrings, block comments) is left out."""
-    words = _FOR_FILE.sub(" ", instruction)
-    groups: list[list[str]] = []
-    for part in _SENTENCE_END.split(words):
-        if not _EDIT_COMMAND.match(part.strip()):
-            continue
-        names = list(dict.fromkeys(name for name in _WORD.findall(part) if name in defined))
-        if names and names not in groups:
-            groups.append(names)
-    return groups
+def renames(document: str, instruction: str, language: str | None) -> tuple[tuple[str, str], ...]:
+    """The renames ``instruction`` asks of definitions of ``document`` ("Rename the function f to
+    g and update every call of it"), each ``(old, new)``: ``old`` a definition, ``new`` a name
+    the document nowhere holds. Empty where it asks none, where one it asks is not such a pair,
+    or where it also introduces another name (an added helper: that edit is more than a rename).
+    Milliseconds (the definitions are cached per document)."""
+    found = asked_renames(instruction)
+    if not found:
+        return ()
+    regions = definitions(document, language)
+    present = set(_WORD.findall(document))
+    pairs = tuple((old, new) for old, new in found if old in regions and new not in present)
+    if len(pairs) != len(found) or introduced(instruction) - present - {new for _, new in pairs}:
+        return ()
+    return pairs
+
+
+def _rename_reach(document: str, pairs: Sequence[tuple[str, str]], language: str | None) -> Reach:
+    """A rename's requirements (:func:`named_reach`): the definitions renamed, then each place
+    that uses an old name outside them, in document order (:func:`rename_scope`), the first
+    :data:`~copygram.language.types.MAX_REACH` of them (a use past those that keeps the old name
+    is a miss all the same: :func:`find_misses`)."""
+    own, uses = _rename_places(document, pairs, language)
+    return (own, *((span,) for span in uses))[:MAX_REACH]
+
+
+def rename_scope(document: str, instruction: str, language: str | None) -> Scope:
+    """Where a rename's program may edit (``only`` of the constraint): each line whose code holds
+    an old name (its definitions' first lines and every use; a mention in a comment or docstring
+    is none), so that a head block's unit must hold one; empty where ``instruction`` asks no
+    rename (:func:`renames`). The default model's rename programs on the large rows renamed
+    four more functions after the right three blocks (JavaScript), and rewrote lines in the
+    renamed function's body that hold no old name (C++): nothing asked for either. Linear in
+    the document."""
+    pairs = renames(document, instruction, language)
+    return tuple((k, k) for k in using(split_lines(document), [old for old, _ in pairs]))
+
+
+def _rename_places(document: str, pairs: Sequence[tuple[str, str]],
+                   language: str | None) -> tuple[Scope, list[tuple[int, int]]]:
+    """The renamed definitions' line ranges, and each use of an old name outside them."""
+    regions = definitions(document, language)
+    old = {name for name, _ in pairs}
+    own = tuple(sorted({span for name in old for span in regions[name]}))
+    return own, callers(split_lines(document), old, regions, own)
+
+
+def _uses(text: str, name: str, language: str | None) -> bool:
+    """Whether ``text``'s code (its documentation aside: :func:`code_only`) uses ``name``: a
+    Python name, attribute, argument or definition so named; a tree-sitter leaf that reads it.
+    ``False`` where ``text`` does not parse (the damage check's concern)."""
+    code = code_only(text, language)
+    if isinstance(code, str):
+        return re.search(rf"\b(?:id|name|attr|arg)='{re.escape(name)}'", code) is not None
+    return code is not None and any(leaf == name.encode() for _, leaf in code)
 
 
 def removal_targets(document: str, instruction: str,
@@ -209,7 +265,7 @@ def removal_targets(document: str, instruction: str,
     """The line ranges (1-based, inclusive, sorted; with the comment block right above) of the
     definitions of ``document`` that ``instruction`` asks to remove ("Remove the function f";
     module doc); empty where it asks none. Milliseconds."""
-    names = _removed(instruction)
+    names = removed_names(instruction)
     if not names:
         return ()
     regions = definitions(document, language)
@@ -219,94 +275,23 @@ def removal_targets(document: str, instruction: str,
 def lists_definitions(document: str, instruction: str, language: str | None) -> bool:
     """Whether ``instruction`` lists two or more definitions of ``document`` together ("Fix bugs
     in parse and render": each a target, :func:`find_misses`). Milliseconds."""
-    return bool(_listed(instruction, definitions(document, language)))
+    return bool(listed_together(instruction, definitions(document, language)))
 
 
-def _introduced(instruction: str) -> set[str]:
-    """The words of ``instruction`` written as code (module doc)."""
-    found = set()
-    for match in _BACKTICKS.finditer(instruction):
-        found.update(_WORD.findall(match.group()))
-    for word in _WORD.findall(instruction):
-        if ("_" in word.strip("_") or word.startswith("__")
-                or (word[0].islower() and re.search(r"[a-z][A-Z]", word))):
-            found.add(word)
-    return found
-
-
-# What an instruction quotes for the file to hold: a docstring, a block comment.
-_FOR_FILE = re.compile(r'"""([\s\S]*?)"""|\'\'\'([\s\S]*?)\'\'\'|/\*([\s\S]*?)\*/')
 _LINE_COMMENT = re.compile(r"(?://|#)([^\n]*)")
-_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
-ECHO_WORDS = 6
-"""A sentence of the instruction this long or longer, written into the file, is an echo."""
-
-
-def _flat(text: str) -> str:
-    """``text`` with every run of white space one space, stripped."""
-    return " ".join(text.split())
 
 
 def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _quoted_for_file(instruction: str) -> list[str]:
-    """The docstrings and block comments ``instruction`` quotes, each as :func:`_flat` text
-    (module doc)."""
-    return [text for match in _FOR_FILE.finditer(instruction)
-            if (text := _flat(next(part for part in match.groups() if part is not None)))]
-
-
 def _written(text: str) -> frozenset[str]:
-    """The docstrings and comments of ``text`` as :func:`_flat` texts: the inside of every
+    """The docstrings and comments of ``text`` as :func:`flat` texts: the inside of every
     ``\"\"\"``, ``\'\'\'`` and ``/* */``, and every ``//`` or ``#`` comment's text."""
-    found = {_flat(next(part for part in match.groups() if part is not None))
-             for match in _FOR_FILE.finditer(text)}
-    found.update(_flat(match.group(1)) for match in _LINE_COMMENT.finditer(text))
+    found = {flat(next(part for part in match.groups() if part is not None))
+             for match in FOR_FILE.finditer(text)}
+    found.update(flat(match.group(1)) for match in _LINE_COMMENT.finditer(text))
     return frozenset(found)
-
-
-# A sentence that tells the editor what to do, not what the code does: "Add a last parameter
-# ...", "Give caller_1 ...". What an instruction describes ("Given a positive integer n, return
-# ...") may well become a new function's docstring.
-_EDIT_VERBS = ("add", "remove", "delete", "drop", "give", "change", "rename", "replace", "fix",
-               "update", "move", "insert", "refactor", "implement")
-_COMMAND = re.compile(rf"(?:{'|'.join(_EDIT_VERBS)}|make|pass|set|use|write)\b", re.IGNORECASE)
-# The verbs of _COMMAND that edit what they name ("use g", "pass it to g", "make it call g"
-# name what the edit uses).
-_EDIT_COMMAND = re.compile(rf"(?:{'|'.join(_EDIT_VERBS)})\b", re.IGNORECASE)
-
-
-def _sentences(instruction: str) -> list[str]:
-    """The sentences of ``instruction``'s own words (what it quotes left out) that command the
-    edit (:data:`_COMMAND`) in :data:`ECHO_WORDS` or more words, as :func:`_flat` text."""
-    words = _QUOTED.sub(" ", instruction)
-    return [_flat(part) for part in _SENTENCE_END.split(words)
-            if len(part.split()) >= ECHO_WORDS and _COMMAND.match(part.strip())]
-
-
-_LIST_GAP = re.compile(r"^[`'\"]?(?:\s*,\s*|\s*,?\s+(?:and|&)\s+)[`'\"]?$")
-
-
-def _listed(instruction: str, defined: Mapping[str, object]) -> list[list[str]]:
-    """Runs of two or more of the document's definitions the instruction lists together ("Fix
-    bugs in parse and render", "a, b and c"): each is a target, where one name in a sentence may
-    be a passing mention."""
-    groups: list[list[str]] = []
-    run: list[str] = []
-    end = -1
-    for match in _WORD.finditer(instruction):
-        name = match.group()
-        if name not in defined:
-            continue  # the gap to the next defined name says whether the run goes on
-        if run and _LIST_GAP.match(instruction[end:match.start()]):
-            run.append(name)
-        else:
-            run = [name]
-            groups.append(run)
-        end = match.end()
-    return [group for group in groups if len(set(group)) > 1]
 
 
 def _strayed(regions: Mapping[str, tuple[tuple[int, int], ...]], named: Sequence[str],
@@ -324,20 +309,6 @@ def _strayed(regions: Mapping[str, tuple[tuple[int, int], ...]], named: Sequence
                           for a, b in ranges))
 
 
-_DOCS = re.compile(r"\b(?:docstrings?|comments?|documentation)\b", re.IGNORECASE)
-_CODE_WORK = re.compile(r"\b(?:fix(?:es|ed)?|bugs?|rename|implement|refactor|optimi[sz]e|handle|"
-                        r"raise|return)\b", re.IGNORECASE)
-# What an instruction quotes (the new docstring's text, a comment, code): not its own words.
-_QUOTED = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|/\*[\s\S]*?\*/|`[^`]*`|"[^"\n]*"')
-
-
-def documentation_only(instruction: str) -> bool:
-    """Whether ``instruction`` asks for docstrings or comments and no code work (module doc).
-    Microseconds."""
-    words = _QUOTED.sub(" ", instruction)
-    return bool(_DOCS.search(words)) and not _CODE_WORK.search(words)
-
-
 def _code_changed(before: str, after: str, language: str | None) -> bool:
     """Whether ``after``'s code differs from ``before``'s, docstrings and comments aside; not
     where either does not parse (the damage check's concern) or the language has no reader."""
@@ -346,4 +317,4 @@ def _code_changed(before: str, after: str, language: str | None) -> bool:
 
 
 __all__ = ["documentation_only", "find_misses", "introduces_names", "lists_definitions",
-           "named_reach", "removal_targets", "targets_definitions"]
+           "named_reach", "removal_targets", "rename_scope", "renames", "targets_definitions"]

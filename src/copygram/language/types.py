@@ -23,6 +23,10 @@ Reach = tuple[tuple[tuple[int, int], ...], ...]
 """What a program must reach (``touch_named``): one entry per requirement, each the line ranges
 (1-based, inclusive) of which some block must overlap one; every requirement must be met."""
 
+Scope = tuple[tuple[int, int], ...]
+"""Where a program's blocks may edit (a rename: its definition and uses): line ranges (1-based,
+inclusive) one of which every block must overlap; empty: anywhere."""
+
 MAX_REACH = 3
 """The most requirements a :data:`Reach` holds: a constraint's rules come once per set of
 requirements not yet met (``2 ** n - 1`` copies), so three names listed together cost 7."""
