@@ -13,8 +13,6 @@ import re
 from collections.abc import Mapping
 
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
-
-
 _BACKTICKS = re.compile(r"`[^`]*`")
 
 
@@ -33,10 +31,11 @@ def removed_names(instruction: str) -> list[str]:
 def commanded(instruction: str, defined: Mapping[str, object]) -> list[list[str]]:
     """For each sentence of ``instruction`` that commands an edit of what it names (it starts
     with a verb of :data:`_EDIT_COMMAND`), the document's definitions it names, where it names
-    any: "Add a last parameter calls=None to f: ... Give g a parameter calls too and pass it on in
-    its call of f" asks for an edit in ``f`` and one in ``g`` or ``f``; "Fix f: use g as h does"
-    for one in ``f`` (to use is no edit of ``g``). What the instruction quotes for the file
-    (docstrings, block comments) is left out."""
+    any, or the one it edits where it says which (:func:`_object`): "Add a last parameter
+    calls=None to f: ... Give g a parameter calls too and pass it on in its call of f" asks for
+    an edit in ``f`` and one in ``g``; "Fix f: use g as h does" for one in ``f`` (to use is no
+    edit of ``g``); "Update the callers of f and g" for one in ``f`` or ``g``. What the
+    instruction quotes for the file (docstrings, block comments) is left out."""
     words = FOR_FILE.sub(" ", instruction)
     groups: list[list[str]] = []
     for part in _SENTENCE_END.split(words):

@@ -30,6 +30,10 @@ edit missed. Read against the instruction, two things show it:
   unused method `g`": the name right after the verb and its describing words) and an edit
   after which the file still defines it: a model asked to remove a function that writes it
   again, changed, reached it but did not remove it;
+* an instruction that asks to **rename** a definition ("Rename the function f to g and update
+  every call of it": :func:`renames`) and an edit whose code still uses the old name (a
+  mention in a comment or docstring aside), or that changed a definition holding no use of it
+  (a rename program that renamed four more functions with the same prefix);
 * an instruction that asks for **documentation only** (it speaks of docstrings or comments,
   and, outside the text it quotes, of no code work: no fix, bug, rename, implement, refactor,
   optimise, handle, raise or return) and an edit that changed the code itself: Python's syntax
@@ -41,8 +45,8 @@ edit missed. Read against the instruction, two things show it:
   space aside; a ``//`` or ``#`` comment counts): asked for the one-line docstring ``\"\"\"You are
   given a list of integers.\"\"\"``, a program that changed one line of the old one;
 * an edit that writes a sentence of the instruction's own words that commands the edit ("Add a
-  last parameter calls=None to f:", "Give g ...": :data:`~copygram.language.asks.ECHO_WORDS` or more words, outside what
-  it quotes) into the file where the document did not hold it: a program that replaced a
+  last parameter calls=None to f:", "Give g ...": :data:`~copygram.language.asks.ECHO_WORDS`
+  or more words, outside what it quotes) into the file where the document did not hold it: a program that replaced a
   function's body by a docstring quoting the instruction. What an instruction describes ("Given
   a positive integer n, return ...") may become a new function's docstring, and is left out.
 
@@ -180,9 +184,11 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     (:func:`targets_definitions`: it names one and introduces no name), as ``touch_named`` holds
     head blocks to it: each definition it lists together with others ("Fix bugs in parse and
     render": an edit that leaves one as it was is a miss, :func:`find_misses`) and, for each
-    sentence that commands an edit ("Add a parameter to f. Give g one too"), one of the
-    definitions that sentence names; where that makes none or more than
-    :data:`~copygram.language.types.MAX_REACH` requirements, any one it names. Each requirement
+    sentence that commands an edit ("Add a parameter to f. Give g one too"), the definition it
+    edits (:func:`~copygram.language.asks.commanded`: ``f``, then ``g``); where that makes none or more than
+    :data:`~copygram.language.types.MAX_REACH` requirements, any one it names; for a rename
+    (:func:`renames`), its definitions and each place that uses an old name outside them, the
+    first :data:`~copygram.language.types.MAX_REACH` of them. Each requirement
     as its line ranges (1-based, inclusive, sorted; with the comment block right above). Empty
     where it targets none. Milliseconds (the definitions are cached per document)."""
     pairs = renames(document, instruction, language)
