@@ -145,8 +145,8 @@ class RunawayGuard:
     line of the prompt's view (:mod:`copygram.language.focus`) is a run on too (the model went
     on to the next part it was shown), and so, with ``fences`` (a code file), is a Markdown
     code fence the document does not hold (the model began its answer's next code block): the
-    block is closed before it (:func:`~copygram.language.runaway.ends_answer`). Costs O(1) per byte; the document's
-    unit heads are read once (a unit scan)."""
+    block is closed before it (:func:`~copygram.language.runaway.ends_answer`). Costs O(1) per
+    byte; the document's unit heads are read once (a unit scan)."""
 
     def __init__(self, lines: Sequence[str], limit: int = RUNAWAY_UNITS,
                  fences: bool = False) -> None:

@@ -190,7 +190,8 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     miss, redone in rewrite mode
     (:mod:`copygram.decode.checked`), so the constraint takes away only programs that would
     be thrown away; a rename's blocks are held to its definition and uses
-    (:func:`~copygram.language.targets.rename_scope`). ``None`` (a teacher's replay) leaves the program free."""
+    (:func:`~copygram.language.targets.rename_scope`). ``None`` (a teacher's replay) leaves
+    the program free."""
     backend, options = setup.backend, setup.options
     program_format = decode_format(options)
     held = options.touch_named and language is not None

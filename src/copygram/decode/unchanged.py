@@ -11,8 +11,8 @@ took (the smallest logit margin), takes that token instead, and lets the model g
 (the rest drafted from the block's lines as before). So the program is the model's greedy
 program but for one token: its most likely edit among those that change the block.
 
-Where the instruction asks to remove a definition (:func:`~copygram.language.targets.removal_targets`)
-and a block's head is a line of it and its replacement is not empty (the model wrote the
+Where the instruction asks to remove a definition
+(:func:`~copygram.language.targets.removal_targets`) and a block's head is a line of it and its replacement is not empty (the model wrote the
 definition again, changed or not), the choice taken back is the replacement's first token, and
 the token taken there the closing marker, where the model ranked it among its
 :data:`CANDIDATES` (the block then removes its unit, which is what was asked). The JS
@@ -25,8 +25,8 @@ Where a block closes and its replacement breaks the file's parse (the document p
 with this block alone applied it does not: a head block closed after its changed first line, a
 ``{`` left open, its body and ``}`` gone), the choice taken back is the one that began the
 closing marker, and the token taken there the model's best other one, where it is within
-:data:`GO_ON_MARGIN` of the close: the model goes on writing the unit. On the large edit-kinds rows shown as a view (docs/quality.md) the default model
-closed blocks so after the first line it changed (a parameter added, a comment written), which
+:data:`GO_ON_MARGIN` of the close: the model goes on writing the unit. On the large edit-kinds
+rows shown as a view (docs/quality.md) the default model closed blocks so after the first line it changed (a parameter added, a comment written), which
 the damage check then redid in rewrite mode at the cost of the whole file.
 
 Once per block: the block written again is kept whatever it holds. Only the model's own greedy

@@ -138,7 +138,7 @@ def _object(sentence: str, defined: Mapping[str, object]) -> str | None:
 
 def command_sentences(instruction: str) -> list[str]:
     """The sentences of ``instruction``'s own words (what it quotes left out) that command the
-    edit (:data:`_COMMAND`) in :data:`~copygram.language.asks.ECHO_WORDS` or more words, as :func:`flat` text."""
+    edit (:data:`_COMMAND`) in :data:`ECHO_WORDS` or more words, as :func:`flat` text."""
     words = _QUOTED.sub(" ", instruction)
     return [flat(part) for part in _SENTENCE_END.split(words)
             if len(part.split()) >= ECHO_WORDS and _COMMAND.match(part.strip())]

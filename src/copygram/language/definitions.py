@@ -170,7 +170,6 @@ def _defined_elsewhere(text: str, language: str) -> Iterator[tuple[str, int, int
                    node.start_point[0] + 1, node.end_point[0] + 1)
 
 
-
 def callers(lines: Sequence[str], names: Collection[str],
             regions: Mapping[str, tuple[tuple[int, int], ...]],
             outside: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
@@ -228,5 +227,6 @@ def _code_lines(lines: Sequence[str]) -> list[str]:
             kept.append(line[at:])
         out.append("".join(kept))
     return out
+
 
 __all__ = ["callers", "code_only", "definitions", "using"]

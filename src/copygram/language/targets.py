@@ -46,8 +46,8 @@ edit missed. Read against the instruction, two things show it:
   given a list of integers.\"\"\"``, a program that changed one line of the old one;
 * an edit that writes a sentence of the instruction's own words that commands the edit ("Add a
   last parameter calls=None to f:", "Give g ...": :data:`~copygram.language.asks.ECHO_WORDS`
-  or more words, outside what it quotes) into the file where the document did not hold it: a program that replaced a
-  function's body by a docstring quoting the instruction. What an instruction describes ("Given
+  or more words, outside what it quotes) into the file where the document did not hold it: a
+  program that replaced a function's body by a docstring quoting the instruction. What an instruction describes ("Given
   a positive integer n, return ...") may become a new function's docstring, and is left out.
 
 Each is a program's miss, not damage to the file: :mod:`copygram.decode.checked` redoes such a
@@ -185,8 +185,8 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     head blocks to it: each definition it lists together with others ("Fix bugs in parse and
     render": an edit that leaves one as it was is a miss, :func:`find_misses`) and, for each
     sentence that commands an edit ("Add a parameter to f. Give g one too"), the definition it
-    edits (:func:`~copygram.language.asks.commanded`: ``f``, then ``g``); where that makes none or more than
-    :data:`~copygram.language.types.MAX_REACH` requirements, any one it names; for a rename
+    edits (:func:`~copygram.language.asks.commanded`: ``f``, then ``g``); where that makes none
+    or more than :data:`~copygram.language.types.MAX_REACH` requirements, any one it names; for a rename
     (:func:`renames`), its definitions and each place that uses an old name outside them, the
     first :data:`~copygram.language.types.MAX_REACH` of them. Each requirement
     as its line ranges (1-based, inclusive, sorted; with the comment block right above). Empty
