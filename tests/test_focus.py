@@ -130,3 +130,18 @@ def test_any_view_reads_back_to_its_document(shape: list[tuple[int, bool]], targ
     lines = split_lines(document)
     assert all(1 <= a <= b <= len(lines) for a, b in view.shown)
     assert all(b + 1 < c for (_, b), (c, _) in zip(view.shown, view.shown[1:], strict=False))
+
+
+def test_an_addition_is_shown_its_places_and_the_names_it_must_know() -> None:
+    # An added function goes after the last definition: the view shows the head and spread.
+    view = focus_view(DOCUMENT, "Add a function `mode_of(values)`.", "python")
+    assert view is not None
+    assert view.text.startswith(HEAD) and _function("spread", 9) in view.text
+    assert "def mean(" not in view.text and _expanded(view.text, DOCUMENT) == DOCUMENT
+    # One that speaks of every function sees each one's first line (their names), no body.
+    every = focus_view(DOCUMENT, "Add an `__all__` list at the top of the module that names "
+                       "every top-level function.", "python")
+    assert every is not None and _expanded(every.text, DOCUMENT) == DOCUMENT
+    for name, _, _ in FUNCTIONS:
+        assert f"def {name}(values):\n" in every.text
+    assert "step_3" not in every.text  # no body shown

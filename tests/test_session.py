@@ -113,3 +113,16 @@ def test_prompt_order_puts_the_document_first_in_every_mode(mode: str, syntax: s
     task = default.prompt(document, "Make f return 2.")
     task = task[task.rindex("Instruction: Make f"):]
     assert task.index("Document:") < task.index("return 1")
+
+
+def test_a_program_that_adds_a_function_is_told_how_a_block_adds_one() -> None:
+    from copygram.decode.prompt import ADDITION_ADVICE
+
+    document = "import math\n\n\ndef f():\n    return 1\n"
+    session = EditSession(ScriptedBackend(document), mode="program")
+    added = session.prompt(document, "Add a function `g_of(x)` that doubles x.")
+    assert ADDITION_ADVICE in added
+    assert ADDITION_ADVICE not in session.prompt(document, "Make f return 2.")
+    # Rewrite mode writes the whole file: no blocks to advise on.
+    rewrite = session.derive(mode="rewrite")
+    assert ADDITION_ADVICE not in rewrite.prompt(document, "Add a function `g_of(x)`.")

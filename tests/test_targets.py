@@ -292,9 +292,12 @@ def test_named_reach_holds_each_definition_listed_together_and_any_one_named() -
     assert named_reach(PY, "The mean should use median as the model does.", "python") == (
         (mean[0], median[0]),)
     assert named_reach(PY, "Fix bugs in median.", "python") == (median,)
-    # A new name: a rename reaches its definition and uses (the next test); anything else, none.
+    # A new name: a rename reaches its definition and uses (the next test); an added function
+    # one of its places (after the head's LIMIT = 3, or after median, the last definition),
+    # whatever definition it names in passing; a mix of both, none.
     assert named_reach(PY, "Rename mean to `average_of`.", "python") == (mean,)
-    assert named_reach(PY, "Add a function `average_of` like mean.", "python") == ()
+    assert named_reach(PY, "Add a function `average_of` like mean.", "python") == (
+        ((3, 3), median[0]),)
     assert named_reach(PY, "Rename mean to `average_of` and add `mode_of`.", "python") == ()
     assert named_reach(PY, "Make it faster.", "python") == ()
 
@@ -433,3 +436,19 @@ def test_a_rename_misses_exactly_where_code_keeps_the_old_name(renamed: set[str]
     assert (left in misses) == (renamed != set(_USES))
     # The reach holds the definition and each place that uses it, the documentation aside.
     assert named_reach(text, ask, "python")[0] == ((6, 8),)
+
+
+def test_an_addition_is_held_to_its_places_and_a_new_parameter_to_its_definition() -> None:
+    from copygram.language.targets import block_scope
+
+    instruction = "Add a function mode_of(values) that returns the most common value."
+    # After the head's last statement (LIMIT = 3) or after median, the last definition.
+    assert named_reach(PY, instruction, "python") == (((3, 3), (11, 13)),)
+    assert block_scope(PY, instruction, "python") == ((3, 3), (11, 13))
+    # A new name that goes into a definition the document has: that definition, no scope.
+    into = "Add a parameter max_len to median."
+    assert named_reach(PY, into, "python") == (((11, 13),),)
+    assert block_scope(PY, into, "python") == ()
+    # A rename's scope is its uses, as before; a fix has none.
+    assert block_scope(PY, "Rename median to middle_value.", "python") == ((12, 12),)
+    assert block_scope(PY, "Fix bugs in median.", "python") == ()

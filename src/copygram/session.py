@@ -36,7 +36,7 @@ from copygram.decode.events import (
     TokenEvent,
 )
 from copygram.decode.formats import prompt_builder
-from copygram.decode.loop import prepare, prompt_document, stream_edit
+from copygram.decode.loop import prepare, prompt_document, prompt_instruction, stream_edit
 from copygram.decode.modes import choose_mode
 from copygram.decode.plain_text import stream_completion
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
@@ -50,7 +50,7 @@ from copygram.language.targets import (
     documentation_only,
     introduces_names,
     lists_definitions,
-    renames,
+    named_reach,
     targets_definitions,
 )
 
@@ -207,7 +207,7 @@ class EditSession:
                            language=language,
                            rewrite_languages=self.options.auto_rewrite_languages,
                            introduces=introduces_names(doc.text, instruction),
-                           renames=bool(renames(doc.text, instruction, language)))
+                           placed=bool(named_reach(doc.text, instruction, language)))
 
     def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it
@@ -218,8 +218,9 @@ class EditSession:
         if self.mode == "program":
             if language is None:
                 language = guess_language(document) or PROSE
-            document = prompt_document(self.setup(), EditDocument(document, self.backend.tokenize),
-                                       instruction, language)
+            doc = EditDocument(document, self.backend.tokenize)
+            document = prompt_document(self.setup(), doc, instruction, language)
+            instruction = prompt_instruction(self.setup(), doc, instruction, language)
         return self.prompt_builder.build(document, instruction, self.backend)
 
     def complete(self, messages: Sequence[dict[str, str]] | str, *,

@@ -521,3 +521,23 @@ def test_a_line_that_only_closes_brackets_heads_no_block() -> None:
     assert accepts(document, BLOCK_OPEN + "}\n" + DIVIDER + "};\n" + BLOCK_CLOSE)
     fixed = BLOCK_OPEN + "int g() {\n" + DIVIDER + "int g() {\n  return 3;\n}\n" + BLOCK_CLOSE
     assert accepts(document, fixed, heads=True) and parses(document, fixed, heads=True)
+
+
+@pytest.mark.parametrize("heads", [False, True], ids=["lines", "heads"])
+def test_a_replacement_line_may_not_open_with_a_markers_run(heads: bool) -> None:
+    """After writing a unit again, the default model went on with ``======= REPLACE`` and the
+    unit once more, or closed on ``======= REPLACE >>>>>>> REPLACE`` (large rows that add a
+    function): a line that opens with the divider's or the opening marker's run of seven is
+    markup, refused by the constraint and the parser alike, unless a document line opens so."""
+    closed = BLOCK_OPEN + "def g():\n" + DIVIDER + "def g():\n    return 3\n" + BLOCK_CLOSE
+    for line in ("======= REPLACE\n", "=======_REPLACE\n", "<<<<<<< SEARCH:\n", "=========\n"):
+        text = closed.replace("    return 3\n", "    return 3\n" + line)
+        assert not accepts(DOC, text, heads=heads) and not parses(DOC, text, heads=heads)
+        held = DOC + "# x\n" + line.replace("\n", "") + "x\n"  # a line that opens so
+        assert accepts(held, text, heads=heads) == parses(held, text, heads=heads)
+    loose = closed.replace("    return 3\n" + BLOCK_CLOSE, "======= REPLACE >>>>>>> REPLACE\n")
+    assert not accepts(DOC, loose, heads=heads) and not parses(DOC, loose, heads=heads)
+    # Fewer, or not at the line's start, is text.
+    for line in ("    x = '======'\n", "    # =======\n", "======\n"):
+        text = closed.replace("    return 3\n", "    return 3\n" + line)
+        assert accepts(DOC, text, heads=heads) and parses(DOC, text, heads=heads)

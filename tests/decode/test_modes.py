@@ -31,21 +31,22 @@ def backend() -> PromptedBackend:
        short=st.none() | st.integers(0, 1 << 16), prediction=st.booleans(), one=st.booleans(),
        docs=st.booleans(), listed=st.booleans(),
        language=st.sampled_from([None, "python", "java", "cpp"]),
-       rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])), introduces=st.booleans())
+       rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])), introduces=st.booleans(),
+       placed=st.booleans())
 def test_auto_programs_long_documents_and_short_targeted_edits(
         tokens: int, threshold: int, short: int | None, prediction: bool, one: bool,
         docs: bool, listed: bool, language: str | None, rewritten: set[str],
-        introduces: bool) -> None:
+        introduces: bool, placed: bool) -> None:
     chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold,
                          auto_program_tokens=short, prediction=prediction,
                          names_definitions=one, documentation=docs, listed=listed,
                          language=language,
-                         rewrite_languages=rewritten, introduces=introduces)
+                         rewrite_languages=rewritten, introduces=introduces, placed=placed)
     always_rewritten = language in rewritten
     targeted = one and not docs and not listed and (short is None or tokens <= short)
     assert chosen == ("rewrite" if prediction or always_rewritten
                       or (tokens <= threshold and not targeted)
-                      or (tokens > threshold and introduces) else "program")
+                      or (tokens > threshold and introduces and not placed) else "program")
     for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
         assert choose_mode(fixed, tokens, auto_rewrite_tokens=threshold,
                            prediction=prediction, names_definitions=one, language=language,
@@ -81,7 +82,11 @@ def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named(
     assert session.mode_for(DOCUMENT, "Fix f and g.") == "rewrite"  # listed together
     long = EditSession(backend(), mode="auto", auto_rewrite_tokens=0)  # every document long
     assert long.mode_for(DOCUMENT, "Make it faster.") == "program"
-    assert long.mode_for(DOCUMENT, "Add a function `h_of` that doubles y.") == "rewrite"
+    # An added function of a long document: a program held to its place (after g, the last
+    # definition); a new name with no place to hold it to (no definition there) is rewritten.
+    assert long.mode_for(DOCUMENT, "Add a function `h_of` that doubles y.") == "program"
+    assert long.mode_for("x = 1\n", "Add a function `h_of` that doubles x.") == "rewrite"
+    assert session.mode_for(DOCUMENT, "Add a function `h_of` that doubles y.") == "rewrite"
     # A rename of a long document: a program held to the definition and its uses.
     assert long.mode_for(DOCUMENT, "Rename f to compute_f.") == "program"
     assert long.mode_for(DOCUMENT, "Rename f to compute_f and add `h_of`.") == "rewrite"

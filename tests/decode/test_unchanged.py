@@ -350,3 +350,57 @@ def test_a_block_the_model_is_sure_ends_there_is_left_to_the_damage_check() -> N
     guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, language="python")
     data = _write(guard, CUT, {at_close: (ord(" "), 10.0 - GO_ON_MARGIN - 0.5)})
     assert guard.retry(data) is None
+
+
+ADDED = UNIT + "\n\ndef volume(r):\n    return 4 / 3 * math.pi * r ** 3\n"
+ADD = BLOCK_OPEN + HEAD + DIVIDER + ADDED + BLOCK_CLOSE
+
+
+@pytest.mark.parametrize(("adding", "added", "goes_on"), [
+    (((4, 5),), ("volume",), True), (((1, 1),), ("volume",), False), (((4, 5),), (), False)])
+def test_a_block_on_an_additions_place_that_adds_nothing_goes_on_past_its_close(
+        adding: tuple[tuple[int, int], ...], added: tuple[str, ...], goes_on: bool) -> None:
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, adding=adding,
+                            added=added)
+    close = NO_OP.index(BLOCK_CLOSE)
+    at_r = NO_OP.index("r\n>>>")
+    # A blank line where it closed, 6 under (beyond GO_ON_MARGIN's reach would not matter: an
+    # addition goes on at any margin); a change 2 under inside the unit.
+    data = _write(guard, NO_OP, {close: (ord("\n"), 4.0), at_r + 1: (ord(" "), 8.0)})
+    retry = guard.retry(data)
+    assert retry is not None
+    if goes_on:  # the block heads the place and writes no added name: on past the close
+        assert (retry.index, retry.token, retry.margin) == (close, ord("\n"), 6.0)
+    else:  # another place, or no name added: the smallest change, as for any no-op
+        assert (retry.index, retry.token, retry.margin) == (at_r + 1, ord(" "), 2.0)
+    # A block that writes the new name is kept.
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True, adding=adding,
+                            added=added)
+    assert guard.retry(_write(guard, ADD, {})) is None
+
+
+def test_an_added_function_is_written_after_its_place_from_the_models_runner_up() -> None:
+    backend = TwoMindsBackend(DOCUMENT, reply=NO_OP, second=ADD)
+    instruction = "Add a function volume(r) that returns the volume of a ball of radius r."
+    result = _session(backend).edit(DOCUMENT, instruction, language="python")
+    assert result.program_text == ADD
+    assert result.text == DOCUMENT.replace(UNIT, ADDED)
+    assert result.stats.unchanged_retries == 1
+
+
+def test_an_added_functions_first_line_closed_alone_goes_on_once_more() -> None:
+    # The model goes on past the place (the addition's retry), writes the new function's first
+    # line and closes: read so, the block would replace area's header alone and volume take
+    # area's body, so that close is taken back as well.
+    opened = BLOCK_OPEN + HEAD + DIVIDER + UNIT + "\n\ndef volume(r):\n" + BLOCK_CLOSE
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True,
+                            adding=((4, 5),), added=("volume",), language="python")
+    close = NO_OP.index(BLOCK_CLOSE)
+    first = guard.retry(_write(guard, NO_OP, {close: (ord("\n"), 9.0)}))
+    assert first is not None and first.index == close
+    guard.forget(first.index)
+    at = opened.index(BLOCK_CLOSE)
+    second = guard.retry(_write(guard, opened, {at: (ord(" "), 9.0)}))
+    assert second is not None and (second.index, second.token) == (at, ord(" "))
+    guard.forget(second.index)
+    assert guard.retry(_write(guard, opened, {at: (ord(" "), 9.0)})) is None  # then kept

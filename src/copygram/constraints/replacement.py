@@ -60,7 +60,7 @@ def tail_regex(banned: Sequence[str] = ()) -> str:
 
 
 def tail_rules(banned: Sequence[str] = (), arrows: bool = False,
-               loose: bool = False) -> list[str]:
+               loose: bool = False, starts: Sequence[str] = ()) -> list[str]:
     """The lark rules of ``TAIL``, one lexeme (:func:`tail_regex`). With ``arrows``, no
     replacement line holds :data:`~copygram.language.search_replace.CLOSE_ARROWS` anywhere
     either (:func:`~copygram.language.search_replace.bars_arrows`); with ``loose``, a block
@@ -69,16 +69,23 @@ def tail_rules(banned: Sequence[str] = (), arrows: bool = False,
     holds no ``>`` and reads as no ``banned`` marker, and no replacement line is a
     :data:`~copygram.language.search_replace.LOOSE_CLOSE` line. Both are spelled with
     llguidance's ``&`` (and) and ``~`` (not) on a line of :func:`tail_regex`; the closing line
-    and a replacement line are never both, so the lexeme ends at the first closing line."""
-    if not arrows and not loose:
+    and a replacement line are never both, so the lexeme ends at the first closing line. No
+    replacement line, and no line a block closes on, opens with a run of ``starts``
+    (:data:`~copygram.language.search_replace.MARKER_LIKE`: ``======= REPLACE``)."""
+    if not arrows and not loose and not starts:
         return [f"TAIL: /{tail_regex(banned)}/"]
     line = f"/{_replacement_line(banned)}/"
+    if starts:
+        runs = "|".join(regex_escape(run) for run in starts)
+        line += f" & ~/(?:{runs})[^\\n]*\\n/"
     if arrows:
         line += f" & ~/[^\\n]*{regex_escape(CLOSE_ARROWS)}[^\\n]*\\n/"
     close = f"/{_CLOSE_RX}/"
     if loose:
         line += f" & ~/{_LOOSE_RX}/"
         close = f"/{_LOOSE_OK_RX}/"
+        if starts:
+            close += f" & ~/(?:{runs})[^\\n]*\\n/"
         if banned:
             markers = "|".join(regex_escape(marker.rstrip("\n")) for marker in banned)
             close += f" & ~/(?:{markers}){_ARROWS_RX}/"

@@ -67,6 +67,7 @@ from copygram.language.search_replace import (
     may_head,
     search_line,
     searchable,
+    unheld_marker_starts,
     unheld_markers,
 )
 from copygram.language.types import MAX_REACH, LineRange, Reach, Scope
@@ -119,7 +120,8 @@ def document_lark(lines: Sequence[str], plan: bool = False, heads: bool = False,
             rules.append(f"r{k}: {goes_on[0]}{rest}")
     rules.append(f"OPEN: {_literal(BLOCK_OPEN)}")
     # The format's own marker lines may not be written into the file, unless it holds them.
-    rules += tail_rules(unheld_markers(lines), bars_arrows(lines), closes_loosely(lines))
+    rules += tail_rules(unheld_markers(lines), bars_arrows(lines), closes_loosely(lines),
+                        unheld_marker_starts(lines))
     if plan:
         rules.append(f"PLAN: /{regex_escape(PLAN_PREFIX)}[^\\n]{{1,{MAX_PLAN_CHARS}}}\\n/")
     return "\n".join(rules) + "\n"

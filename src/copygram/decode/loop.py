@@ -43,16 +43,18 @@ from copygram.decode.forwards import prefill
 from copygram.decode.meter import Meter
 from copygram.decode.policies import Policy
 from copygram.decode.program_reader import OpReader
+from copygram.decode.prompt import ADDITION_ADVICE
 from copygram.decode.setup import EditSetup
 from copygram.decode.stats import RunStats
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.decode.verify import close_ran_away, splice_copy, take_back, verify_draft
 from copygram.errors import DocumentError, GenerationError, LengthError
+from copygram.language.additions import added_names, addition_places
 from copygram.language.focus import focus_view
 from copygram.language.formats import get_format
 from copygram.language.parsers import LANGUAGES
 from copygram.language.resolve import resolve
-from copygram.language.targets import named_reach, removal_targets, rename_scope
+from copygram.language.targets import block_scope, named_reach, removal_targets
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -151,7 +153,7 @@ def stream_edit(setup: EditSetup, document: EditDocument, instruction: str,
             "generate the text directly instead"
         )
     prompt = prompt_ids(setup, prompt_document(setup, document, instruction, language),
-                        instruction)
+                        prompt_instruction(setup, document, instruction, language))
     check_fits(setup.backend, prompt, document)
     tick = time.perf_counter()
     job = edit_job(setup, document, instruction, policy, len(prompt), language)
@@ -176,6 +178,17 @@ def prompt_document(setup: EditSetup, document: EditDocument, instruction: str,
     return document.text if view is None else view.text
 
 
+def prompt_instruction(setup: EditSetup, document: EditDocument, instruction: str,
+                       language: str | None) -> str:
+    """The instruction as a program-mode prompt gives it: with head blocks, an edit that adds a
+    unit (:func:`~copygram.language.additions.addition_places`) is told how a block adds one
+    (:data:`~copygram.decode.prompt.ADDITION_ADVICE`); any other, as it is."""
+    if (not setup.heads or language is None
+            or not addition_places(document.text, instruction, language)):
+        return instruction
+    return f"{instruction}\n{ADDITION_ADVICE}"
+
+
 def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
              prompt_tokens: int, language: str | None = None) -> Job:
     """The loop's job for a program-mode edit of ``document`` after a prompt of
@@ -196,7 +209,7 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     program_format = decode_format(options)
     held = options.touch_named and language is not None
     touch = named_reach(document.text, instruction, language) if held else ()
-    only = rename_scope(document.text, instruction, language) if held else ()
+    only = block_scope(document.text, instruction, language) if held else ()
     constraint, reader = program_format.constraint(setup, document.lines, touch, only)
     unchanged = None
     if options.retry_unchanged and policy.greedy:
@@ -204,9 +217,13 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
         # only blocks take the option: copygram.language.formats).
         removing = (removal_targets(document.text, instruction, language)
                     if language is not None else ())
+        adding = (addition_places(document.text, instruction, language)
+                  if language is not None else ())
         unchanged = UnchangedBlocks(document.lines, setup.token_bytes, backend.eos_token_ids,
                                     heads=setup.heads, merge=options.merge_retyped,
-                                    removing=removing, language=language)
+                                    removing=removing, language=language, adding=adding,
+                                    added=added_names(document.text, instruction) if adding
+                                    else ())
     budget = token_budget(document, prompt_tokens, backend.context_length,
                           options.max_new_tokens)
 
@@ -365,4 +382,5 @@ def _ended(meter: Meter, budget: Budget, open_ended: bool, *, fed: bool) -> Stop
 
 
 __all__ = ["Job", "Output", "budget_error", "check_fits", "constraint_accepts_end", "edit_job",
-           "prefill", "prepare", "prompt_document", "prompt_ids", "run", "run_edit", "stream_edit"]
+           "prefill", "prepare", "prompt_document", "prompt_ids", "prompt_instruction", "run",
+           "run_edit", "stream_edit"]

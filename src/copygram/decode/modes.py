@@ -10,11 +10,12 @@ less surely than it rewrites (docs/quality.md, "Which mode edits by default": th
 per kind and size that set :data:`~copygram.config.AUTO_REWRITE_TOKENS`).
 
 So ``"auto"`` writes a program for a document longer than ``auto_rewrite_tokens`` tokens
-(unless the instruction introduces a name the document lacks: an added function, a new
-constant, which head blocks have not written; on a 728-line Python file "Add a function
-prod_signs" gave a program that never wrote it, redone at the cost of both; a rename is a
-program there, held to reach the definition and its uses: docs/quality.md, "Renames in files
-of 300-1,500 lines"), and
+(where the instruction introduces a name the document lacks, only where the program can be
+held to the places the edit needs: a rename's definition and uses, docs/quality.md, "Renames
+in files of 300-1,500 lines"; an added function or constant's place after the file's head or
+its last definition, :mod:`copygram.language.additions`; before, a 728-line Python file's
+"Add a function prod_signs" gave a free program that never wrote it, redone at the cost of
+both), and
 for one of at most ``auto_program_tokens`` (~50 lines) where the instruction names the
 document's definitions and introduces no new name
 (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove the
@@ -46,7 +47,7 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
                 names_definitions: bool = False, documentation: bool = False,
                 listed: bool = False, language: str | None = None,
                 rewrite_languages: Collection[str] = (), introduces: bool = False,
-                renames: bool = False) -> str:
+                placed: bool = False) -> str:
     """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
     tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
     doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
@@ -59,9 +60,10 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     (:func:`~copygram.language.targets.documentation_only`) or ``listed`` several definitions
     together (:func:`~copygram.language.targets.lists_definitions`); a longer document is
     rewritten where the instruction ``introduces`` a name the document lacks
-    (:func:`~copygram.language.targets.introduces_names`), but for one that ``renames``
-    definitions of the document and introduces no other name
-    (:func:`~copygram.language.targets.renames`)."""
+    (:func:`~copygram.language.targets.introduces_names`), but where the edit is ``placed``:
+    a program can be held to the places it needs (:func:`~copygram.language.targets.named_reach`:
+    a rename's definition and uses, an added unit's place, the definitions a new parameter goes
+    into)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
@@ -69,7 +71,7 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     if prediction or (language is not None and language in rewrite_languages):
         return "rewrite"
     if document_tokens > auto_rewrite_tokens:
-        return "rewrite" if introduces and not renames else "program"
+        return "rewrite" if introduces and not placed else "program"
     short = auto_program_tokens is None or document_tokens <= auto_program_tokens
     one_place = names_definitions and not documentation and not listed
     return "program" if one_place and short else "rewrite"

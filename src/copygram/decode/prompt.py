@@ -148,6 +148,14 @@ A block replaces a whole function or paragraph of the document:
 {BLOCK_CLOSE}Write one block for each function or paragraph that changes, in document order, and nothing else.
 Every line outside the blocks stays as it is."""
 
+ADDITION_ADVICE = ("Write the new code in a block for the function or line it goes after: that "
+                   "function or line again, unchanged, then the new code.")
+"""Put after the instruction of an edit that adds a unit, with head blocks
+(:func:`~copygram.language.additions.addition_places`): told nothing, the default model headed
+the right function, wrote it again and closed the block, or went on with ``=======`` as if it
+had written a search part (every large add_function row of the dev split's edit kinds;
+docs/quality.md)."""
+
 _PLAN_ADVICE = (f"\nBefore the blocks, write one line that starts with `{PLAN_PREFIX}` and says "
                 "what is wrong or what must change, and where.")
 # The worked example's plan line: what the example's edit fixes, in the words asked for.

@@ -29,7 +29,18 @@ closing marker, and the token taken there the model's best other one, where it i
 rows shown as a view (docs/quality.md) the default model closed blocks so after the first line it changed (a parameter added, a comment written), which
 the damage check then redid in rewrite mode at the cost of the whole file.
 
-Once per block: the block written again is kept whatever it holds. Only the model's own greedy
+Where the instruction adds a unit (:func:`~copygram.language.additions.addition_places`) and a
+block heads one of its places and writes none of the names it adds (the unit written again and
+closed, where the new one should follow), the choice taken back is the one that began the
+closing marker, and the token the model's best other one there at any margin, a blank line
+included: the model goes on after the unit (a blank line, then the new one). Such a block that
+then closes where the file no longer parses (the new function's first line, ``{`` left open) is
+taken back once more, as any block that breaks the parse is; so is one that ends with the new
+definition's first line (``const f = (n) => {``): read as a head block that stops where a body
+begins, it replaces only the place's header, and the new definition takes the place's body
+(a JavaScript program on a 1,056-line file read so).
+
+Once per block (but for that): the block written again is kept whatever it holds. Only the model's own greedy
 choices are candidates (a token the grammar forced was no choice; a sampled run keeps its
 blocks). A candidate must change the text: not a token that spells a prefix of what the block
 went on with (another tokenization of the same bytes), nor one that parts from it only inside
@@ -48,6 +59,7 @@ amortised per byte; a retry costs the forwards of the block's rest written again
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -67,6 +79,7 @@ from copygram.language.search_replace import (
     merge_retyped,
     parse_blocks,
 )
+from copygram.language.units import unit_end
 
 CANDIDATES = 4
 """How many of the best other allowed tokens each choice in a replacement keeps."""
@@ -110,12 +123,17 @@ class UnchangedBlocks:
     program tokens back, and :meth:`retry` after each step. ``heads`` and ``merge``: how the
     session reads its blocks (``search_scope = "head"``, ``merge_retyped``); ``removing``: the
     line ranges of the definitions the instruction asks to remove; ``language``: the document's,
-    whose parse a closed block must not break (module doc; ``None``: not checked)."""
+    whose parse a closed block must not break (module doc; ``None``: not checked); ``adding``
+    and ``added``: the places of an edit that adds a unit and the names it adds
+    (:mod:`copygram.language.additions`)."""
 
     def __init__(self, lines: Sequence[str], token_bytes: Sequence[bytes], eos_ids: Iterable[int],
                  *, heads: bool, merge: bool = False,
-                 removing: Sequence[tuple[int, int]] = (), language: str | None = None) -> None:
+                 removing: Sequence[tuple[int, int]] = (), language: str | None = None,
+                 adding: Sequence[tuple[int, int]] = (),
+                 added: Iterable[str] = ()) -> None:
         self._lines = list(lines)
+        self._adding, self._added = tuple(adding), tuple(added)
         self._language = language if language in LANGUAGES else None  # prose: no parse
         self._parsed: bool | None = None  # whether the document parses, read once
         self._removing = tuple(removing)
@@ -125,7 +143,9 @@ class UnchangedBlocks:
         self._choices: list[Choice] = []
         self._scanner = BlockScanner(loose=closes_loosely(self._lines))
         self._checked = 0  # closed blocks examined so far
-        self._retried: set[int] = set()  # blocks (by position) written again already
+        # Blocks (by position) written again already: once each, but for an addition's block
+        # that then closes where the file no longer parses (once more, to go on writing it).
+        self._retried: dict[int, str] = {}
 
     def note(self, program: bytes, index: int, token: int, logits: npt.NDArray[np.float32],
              allowed: npt.NDArray[np.bool_]) -> None:
@@ -157,7 +177,8 @@ class UnchangedBlocks:
 
     def retry(self, program: bytes) -> Retry | None:
         """Where a block closed since the last call was not written again yet and leaves its
-        lines unchanged, or writes over a definition the instruction asks to remove: the choice
+        lines unchanged, writes over a definition the instruction asks to remove, heads an
+        addition's place and adds nothing, or breaks the file's parse (module doc): the choice
         to take back and the token to take there (``None``: nothing to do, or no choice in the
         block could change it, or remove it). Costs the new bytes' scan, and a parse or two of
         the program where a block closed."""
@@ -167,17 +188,23 @@ class UnchangedBlocks:
             position = self._checked
             self._checked += 1
             span = spans[position]
-            if position in self._retried:
+            before = self._retried.get(position)
+            if before not in (None, "addition"):
                 continue
             block = self._last_block(program[: span.end])  # one parse serves every check
-            found = self._removal(program, span, block)
-            if found is None and block is not None and leaves_unchanged(block, self._lines):
-                found = self._best_change(program, span)
-            elif found is None and self._breaks(block):
-                found = self._go_on(program, span)
+            found, reason = None, "breaks"
+            if before is None:
+                found, reason = self._removal(program, span, block), "removal"
+                if found is None and self._adds_nothing(block):
+                    found = self._go_on(program, span, margin=None, blank=True)
+                    reason = "addition"
+                if found is None and block is not None and leaves_unchanged(block, self._lines):
+                    found, reason = self._best_change(program, span), "unchanged"
+            if found is None and reason != "unchanged" and self._breaks(block):
+                found, reason = self._go_on(program, span), "breaks"
             if found is None:
                 continue
-            self._retried.add(position)
+            self._retried[position] = reason
             self._checked = position
             return found
         return None
@@ -219,10 +246,33 @@ class UnchangedBlocks:
                     return Retry(choice.index, token, choice.logit - logit)
         return None
 
+    def _adds_nothing(self, block: Block | None) -> bool:
+        """Whether ``block`` (the block just closed, as read) heads a place of an edit that
+        adds a unit and writes none of the names it adds: the unit written again (changed or
+        not) and closed, where the new one should follow (module doc)."""
+        return (block is not None and self._at_place(block)
+                and not any(_word(name).search(block.replacement) for name in self._added))
+
+    def _at_place(self, block: Block) -> bool:
+        return bool(self._added) and any(start <= block.search.start <= end
+                                         for start, end in self._adding)
+
+    def _header_of_added(self, block: Block) -> bool:
+        """Whether ``block`` heads an addition's place, writes an added name and stops where a
+        body would begin (a head block's replacement that ends opening a body replaces only
+        its unit's header, :func:`~copygram.language.search_replace.head_run`): the new
+        definition's first line written, the place's body left to it."""
+        return (self._at_place(block) and block.search.end < unit_end(self._lines,
+                                                                      block.search.start)
+                and any(_word(name).search(block.replacement) for name in self._added))
+
     def _breaks(self, block: Block | None) -> bool:
         """Whether ``block`` (the block just closed, as read), applied alone, makes the document,
-        which parses, no longer parse. An empty replacement (a removal) is left to the damage
-        check. One parse (and the document's, once)."""
+        which parses, no longer parse, or writes an added definition's first line alone
+        (:meth:`_header_of_added`: it would take the place's body). An empty replacement (a
+        removal) is left to the damage check. One parse (and the document's, once)."""
+        if block is not None and self._header_of_added(block):
+            return True
         if self._language is None:
             return False
         if block is None or not block.replacement:
@@ -235,10 +285,12 @@ class UnchangedBlocks:
         edited = "".join([*self._lines[: start - 1], block.replacement, *self._lines[end:]])
         return not parses(edited, self._language)
 
-    def _go_on(self, program: bytes, span: BlockSpan) -> Retry | None:
+    def _go_on(self, program: bytes, span: BlockSpan,
+               margin: float | None = GO_ON_MARGIN, blank: bool = False) -> Retry | None:
         """The model's best token other than the one that began ``span``'s closing marker, where
-        a choice of the model began it (not a guard's close) and that token writes something
-        else there (module doc)."""
+        a choice of the model began it (not a guard's close), that token writes something else
+        there and it is within ``margin`` of the close (``None``: at any margin; module doc);
+        with ``blank``, a blank line goes on too (a new unit after this one opens with one)."""
         choice = next((c for c in reversed(self._choices)
                        if span.replacement <= c.offset <= span.close < c.offset + c.width), None)
         if choice is None:
@@ -251,12 +303,13 @@ class UnchangedBlocks:
                 continue  # the same bytes
             at = choice.offset + len(data) - len(rest)  # where it parts from what was written
             at_line_start = at == 0 or program[at - 1] == 0x0A
-            blank = not rest.strip(b" \t\n") and (b"\n" in rest or not at_line_start)
-            if at >= span.close and (blank or rest.lstrip(b" \t\n").startswith(b">")):
+            closes = not rest.strip(b" \t\n") and (b"\n" in rest or not at_line_start)
+            if at >= span.close and ((closes and not blank)
+                                     or rest.lstrip(b" \t\n").startswith(b">")):
                 # The same close spelled otherwise, or after a blank line (indentation at a
                 # line's start is the unit going on).
                 continue
-            if choice.logit - logit > GO_ON_MARGIN:
+            if margin is not None and choice.logit - logit > margin:
                 return None  # the model is sure the block ends there: its others are noise
             return Retry(choice.index, token, choice.logit - logit)
         return None
@@ -302,6 +355,10 @@ class UnchangedBlocks:
             # block closed after its header keeps the body, one closed before its `}` keeps it).
             return not self._unchanged(program[: offset + same] + _CLOSE)
         return True
+
+
+def _word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])")
 
 
 __all__ = ["CANDIDATES", "GO_ON_MARGIN", "Choice", "Retry", "UnchangedBlocks"]

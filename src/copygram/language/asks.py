@@ -34,12 +34,15 @@ def commanded(instruction: str, defined: Mapping[str, object]) -> list[list[str]
     any, or the one it edits where it says which (:func:`_object`): "Add a last parameter
     calls=None to f: ... Give g a parameter calls too and pass it on in its call of f" asks for
     an edit in ``f`` and one in ``g``; "Fix f: use g as h does" for one in ``f`` (to use is no
-    edit of ``g``); "Update the callers of f and g" for one in ``f`` or ``g``. What the
-    instruction quotes for the file (docstrings, block comments) is left out."""
+    edit of ``g``); "Update the callers of f and g" for one in ``f`` or ``g``; "Add a function
+    h like f" for none (:func:`added_definitions`: a new unit). What the instruction quotes
+    for the file (docstrings, block comments) is left out."""
     words = FOR_FILE.sub(" ", instruction)
     groups: list[list[str]] = []
     for part in _SENTENCE_END.split(words):
-        if not _EDIT_COMMAND.match(part.strip()):
+        if not _EDIT_COMMAND.match(part.strip()) or added_definitions(part):
+            # A sentence that adds a definition commands a new unit, not an edit of what it
+            # names ("Add a function g like f").
             continue
         names = list(dict.fromkeys(name for name in _WORD.findall(part) if name in defined))
         aimed = _object(part.strip(), defined)
@@ -55,9 +58,72 @@ _RENAME = re.compile(r"\brename\s+(?:(?:the|function|method|class|constant|varia
                      r"([A-Za-z_$][A-Za-z0-9_$]*)", re.IGNORECASE)
 
 
+# "Add a function prod_signs(arr): ...", "Add a function vector<int> sum_product(vector<int> v)",
+# "add a new method `area`", "Add a class called Shape": the new definition's name is the word
+# right before its parameters' parenthesis, else the word right after the noun.
+_ADD_NOUN = (r"\b(?:add|write|implement|create|define)\s+(?:(?:a|an|the|new)\s+)*"
+             r"(?:function|method|class|helper|procedure)\s+(?:(?:called|named)\s+)?")
+_ADD_CALL = re.compile(_ADD_NOUN + r"(?:[^`(:\n.]*?[\s*&>])?([A-Za-z_$][A-Za-z0-9_$]*)\s*\(",
+                       re.IGNORECASE)
+_ADD_NAME = re.compile(_ADD_NOUN + r"`?([A-Za-z_$][A-Za-z0-9_$]*)", re.IGNORECASE)
+# Words that follow "add a function" and name nothing: "Add a function to parse the file".
+_NOT_NAMES = frozenset({"to", "that", "which", "for", "with", "in", "of", "and", "the", "so",
+                        "returning", "taking", "computing", "is"})
+
+
+# A sentence that asks for something new: "Add the constant ...", "Insert an import of os".
+_ADD_COMMAND = re.compile(r"(?:add|insert|create|define|implement|introduce|declare|write)\b",
+                          re.IGNORECASE)
+
+
+def asks_to_add(instruction: str) -> bool:
+    """Whether a sentence of ``instruction`` opens with a verb that asks for something new
+    (:data:`_ADD_COMMAND`: "Add the global constant ...", "Insert ..."), or it names a definition
+    to add (:func:`added_definitions`). "Fix bugs in closest_integer" asks for none, whatever
+    the file holds."""
+    words = FOR_FILE.sub(" ", instruction)
+    return bool(added_definitions(instruction)) or any(
+        _ADD_COMMAND.match(part.strip()) for part in _SENTENCE_END.split(words))
+
+
+def added_definitions(instruction: str) -> list[str]:
+    """The names of the definitions ``instruction`` asks to add (:data:`_ADD_CALL`, else
+    :data:`_ADD_NAME`), whatever the document holds."""
+    found = [match.group(1) for match in _ADD_CALL.finditer(instruction)]
+    if not found:
+        found = [match.group(1) for match in _ADD_NAME.finditer(instruction)
+                 if match.group(1).lower() not in _NOT_NAMES]
+    return found
+
+
+_AT_TOP = re.compile(r"\b(?:at|to|near)\s+the\s+(?:very\s+)?(?:top|beginning|start|head)\b|"
+                     r"\bafter\s+(?:the|its)\s+(?:imports?|#?includes?|using)\b", re.IGNORECASE)
+_AT_END = re.compile(r"\b(?:at|to|near)\s+the\s+(?:very\s+)?(?:end|bottom)\b", re.IGNORECASE)
+
+
+def placed_at(instruction: str) -> str | None:
+    """Where ``instruction`` says new code goes: ``"top"`` ("at the top of the file", "right
+    after the imports"), ``"end"`` ("at the end of the module"), ``None`` where it says neither
+    or both."""
+    top, end = bool(_AT_TOP.search(instruction)), bool(_AT_END.search(instruction))
+    return "top" if top and not end else "end" if end and not top else None
+
+
+_EVERY_DEFINITION = re.compile(r"\b(?:every|all|each)\s+(?:of\s+the\s+)?(?:top-level\s+|"
+                               r"public\s+)?(?:functions?|methods?|classes|definitions?)\b",
+                               re.IGNORECASE)
+
+
+def names_every_definition(instruction: str) -> bool:
+    """Whether ``instruction`` speaks of every definition of the file ("an __all__ list that
+    names every top-level function"): the model must see their names."""
+    return bool(_EVERY_DEFINITION.search(instruction))
+
+
 def introduced(instruction: str) -> set[str]:
-    """The words of ``instruction`` written as code (module doc)."""
-    found = set()
+    """The words of ``instruction`` written as code (module doc), and the names of the
+    definitions it asks to add (:func:`added_definitions`: "Add a function fib(n)")."""
+    found = set(added_definitions(instruction))
     for match in _BACKTICKS.finditer(instruction):
         found.update(_WORD.findall(match.group()))
     for word in _WORD.findall(instruction):
@@ -191,6 +257,6 @@ def asked_renames(instruction: str) -> list[tuple[str, str]]:
     return [(match.group(1), match.group(2)) for match in _RENAME.finditer(instruction)]
 
 
-__all__ = ["ECHO_WORDS", "FOR_FILE", "asked_renames", "command_sentences", "commanded",
-           "documentation_only", "flat", "introduced", "listed_together", "quoted_for_file",
-           "removed_names"]
+__all__ = ["ECHO_WORDS", "FOR_FILE", "added_definitions", "asked_renames", "asks_to_add", "command_sentences",
+           "commanded", "documentation_only", "flat", "introduced", "listed_together",
+           "names_every_definition", "placed_at", "quoted_for_file", "removed_names"]

@@ -4,6 +4,7 @@ An edit is *damaged* where it leaves the file worse in a way a machine can see, 
 instruction asked:
 
 * ``marker``: a line of the edit format (``=======``, ``<<<<<<< SEARCH``, ``>>>>>>> REPLACE``,
+  one of their runs of seven with words after it, ``======= REPLACE``,
   a copy tag, a long file's elision line, :mod:`copygram.language.focus`) is in the result but
   in no line of the input: the model wrote its own markup into the file.
 * ``parse``: the input parses in its language and the result does not (Python through
@@ -47,7 +48,7 @@ from copygram.language.dangling import dangling_names
 from copygram.language.focus import ELISION
 from copygram.language.lines import split_lines
 from copygram.language.parsers import LANGUAGES
-from copygram.language.search_replace import MARKER_LINES
+from copygram.language.search_replace import MARKER_LIKE, MARKER_LINES
 
 DamageKind = Literal["marker", "parse", "duplicate", "dangling", "unfinished", "missed"]
 
@@ -164,7 +165,7 @@ def _leaked_markers(before: str, after: str) -> Iterator[Damage]:
     tags = not _COPY_TAG.search(before)
     for number, line in enumerate(split_lines(after), 1):
         text = line.rstrip("\r\n")
-        if text in _MARKERS and text not in own:
+        if (text in _MARKERS or MARKER_LIKE.fullmatch(text)) and text not in own:
             yield Damage("marker", f"the edit format's marker line {text!r} is in the file",
                          number)
         elif tags and _COPY_TAG.search(text):

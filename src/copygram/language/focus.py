@@ -27,7 +27,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from copygram.language.definitions import callers, definitions
+from copygram.language.additions import addition_places
+from copygram.language.asks import names_every_definition
+from copygram.language.definitions import callers, code_lines, definitions, outermost
 from copygram.language.lines import split_lines
 from copygram.language.targets import named_reach
 
@@ -93,6 +95,8 @@ def focus_view(document: str, instruction: str, language: str | None, *,
     head_end = head_end if opened is None else opened - 1
     head = [(1, head_end)] if head_end >= 1 else []
     related = _related(lines, core, defined, named, context_lines)
+    if names_every_definition(instruction) and addition_places(document, instruction, language):
+        related += _outline(lines, defined, context_lines)
     spans = [_with_comment(lines, span) for span in (*core, *related)]
     shown = _merge([*head, *spans], gap=_SMALL_GAP)
     if shown == ((1, len(lines)),):
@@ -122,6 +126,19 @@ def _related(lines: Sequence[str], core: Sequence[Span],
         picked.append(span)
         used += size
     return picked
+
+
+def _outline(lines: Sequence[str], defined: Mapping[str, tuple[Span, ...]],
+             budget: int) -> list[Span]:
+    """The first code line of each top-level definition (its comment block above left out), at
+    most ``budget`` of them: an addition that names every definition ("an __all__ list of every
+    function") sees their names."""
+    heads = []
+    for start, end in outermost(defined)[:budget]:
+        code = code_lines(lines[start - 1:end])
+        first = start + next((k for k, line in enumerate(code) if line.strip()), 0)
+        heads.append((first, first))
+    return heads
 
 
 _BLOCK_COMMENT = re.compile(r"/\*|\*/|\"\"\"|'''")

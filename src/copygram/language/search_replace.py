@@ -24,9 +24,11 @@ reaches a last line that has no ending, the replacement's final ``\\n`` is dropp
 line that reads exactly like a marker line (``=======``) never belongs to a search run: the
 marker ends the run, so the text of a program has one reading. A replacement holds no line that
 reads as the opening marker or the divider unless the document has such a line
-(:func:`unheld_markers`), and no line that holds the closing marker's ``>>>>>>>`` after other
-text unless a line of the document holds that run (:func:`bars_arrows`): a program that would
-write the format's markup into the file is refused.
+(:func:`unheld_markers`) or opens with the run of either (``======= REPLACE``) unless a line of
+the document opens so (:func:`unheld_marker_starts`), and no line that holds the closing
+marker's ``>>>>>>>`` after other text unless a line of the document holds that run
+(:func:`bars_arrows`): a program that would write the format's markup into the file is
+refused.
 
 A block may close on the line it ends (:func:`read_close`): ``  } >>> REPLACE`` (three or more
 arrows, the text before them holding no ``>``) reads as the line ``  }`` and the closing marker.
@@ -54,6 +56,22 @@ from dataclasses import dataclass
 
 from copygram.errors import ProgramSyntaxError
 from copygram.language.lines import split_lines
+from copygram.language.markers import (
+    BLOCK_CLOSE,
+    BLOCK_OPEN,
+    CLOSE_ARROWS,
+    DIVIDER,
+    LOOSE_CLOSE,
+    MARKER_LIKE,
+    MARKER_LINES,
+    bars_arrows,
+    closes_loosely,
+    read_close,
+    search_line,
+    searchable,
+    unheld_marker_starts,
+    unheld_markers,
+)
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.types import LineRange
 from copygram.language.units import (
@@ -72,10 +90,6 @@ PLAN_PREFIX = "Plan:"
 on what changes, written before the blocks; it is not part of the edit."""
 MAX_PLAN_CHARS = 300
 
-BLOCK_OPEN = "<<<<<<< SEARCH\n"
-DIVIDER = "=======\n"
-BLOCK_CLOSE = ">>>>>>> REPLACE\n"
-MARKER_LINES = (BLOCK_OPEN, DIVIDER, BLOCK_CLOSE)
 
 _PROGRAM_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
 _BARE_NEWLINE = re.compile(r"(?<!\r)\n")
@@ -90,55 +104,6 @@ class Block:
     replacement: str
 
 
-def search_line(line: str) -> str:
-    """How a search part writes document line ``line``: its content, then ``\\n``."""
-    return line.rstrip("\r\n") + "\n"
-
-
-def searchable(line: str) -> bool:
-    """Whether document line ``line`` may be part of a search run (a marker line may not)."""
-    return search_line(line) not in MARKER_LINES
-
-
-CLOSE_ARROWS = BLOCK_CLOSE[:7]
-"""The closing marker's run of arrows, ``>>>>>>>``."""
-
-
-def bars_arrows(lines: Sequence[str]) -> bool:
-    """Whether a replacement line may not hold :data:`CLOSE_ARROWS` anywhere in a program for the
-    document ``lines``: true unless a line of the document holds such a run (a merge conflict, a
-    diagram). Such a line is the model closing its block on the line it ends (``} >>>>>>>
-    REPLACE`` on a 385-line JavaScript file): the block would run on, and its markup reach the
-    file. Linear in the document."""
-    return not any(CLOSE_ARROWS in line for line in lines)
-
-
-LOOSE_CLOSE = re.compile(r"([^\n]*?)([ \t]*)>{3,} ?REPLACE\n")
-"""A line that closes a block after its text (``fullmatch``): the text, the spaces before the
-arrows. The exact closing marker is one (no text)."""
-
-
-def closes_loosely(lines: Sequence[str]) -> bool:
-    """Whether a block of a program for the document ``lines`` may close on the line it ends
-    (:func:`read_close`): true unless a line of the document reads as such a line. Linear in
-    the document (the regex runs only on lines that hold ``REPLACE``: parses call this)."""
-    return not any(LOOSE_CLOSE.fullmatch(search_line(line)) for line in lines
-                   if "REPLACE" in line)
-
-
-def read_close(line: str, loose: bool) -> str | None:
-    """What program line ``line`` (ending ``\\n``) of a replacement closes its block with: ``""``
-    for the closing marker, or (``loose``) the text before the arrows of a :data:`LOOSE_CLOSE`
-    line, as a replacement line (``""`` where it is blank); ``None`` where the line does not
-    close the block. Whether that text may be written is the caller's check."""
-    if line == BLOCK_CLOSE:
-        return ""
-    found = LOOSE_CLOSE.fullmatch(line) if loose else None
-    if found is None:
-        return None
-    return found.group(1) + "\n" if found.group(1) else ""
-
-
 _CLOSER_CHARS = frozenset(")]};,")
 
 
@@ -149,16 +114,6 @@ def may_head(line: str) -> bool:
     one closing line after another until the repeat guard stopped it."""
     stripped = line.strip()
     return not stripped or not set(stripped) <= _CLOSER_CHARS
-
-
-def unheld_markers(lines: Sequence[str]) -> tuple[str, ...]:
-    """The marker lines a replacement may not hold in a program for the document ``lines``:
-    the opening marker and the divider, but for one that a line of the document reads as (a
-    reStructuredText underline ``=======``, a file with a merge conflict): a replacement line
-    that the document has not is the model's markup leaking into the file. Linear in the
-    document."""
-    held = {search_line(line) for line in lines}
-    return tuple(marker for marker in (BLOCK_OPEN, DIVIDER) if marker not in held)
 
 
 def _error(message: str, text: str, offset: int) -> ProgramSyntaxError:
@@ -193,7 +148,11 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
     """
     program_lines: list[str] = _PROGRAM_LINE.findall(text)
     unheld, arrows_barred = unheld_markers(lines), bars_arrows(lines)
-    loose = closes_loosely(lines)
+    loose, starts = closes_loosely(lines), unheld_marker_starts(lines)
+
+    def marker_like(line: str) -> bool:
+        found = MARKER_LIKE.fullmatch(line)
+        return found is not None and found.group(1) in starts
     blocks: list[Block] = []
     cursor, at, offset = 1, 0, 0
     if program_lines and program_lines[0].startswith(PLAN_PREFIX):  # words, not an edit
@@ -235,13 +194,13 @@ def parse_blocks(text: str, lines: Sequence[str], *, heads: bool = False) -> lis
         while at < len(program_lines):
             ends = read_close(program_lines[at], loose)
             if ends is not None:
-                if ">" in ends or ends in unheld:
+                if ">" in ends or ends in unheld or marker_like(ends):
                     raise _error(f"the block closes after the text {ends.strip()!r}: a closing "
                                  "line's text may hold no '>' and read as no marker line", text,
                                  offset)
                 replaced.append(ends)
                 break
-            if program_lines[at] in unheld:
+            if program_lines[at] in unheld or marker_like(program_lines[at]):
                 raise _error(f"the replacement holds the marker line "
                              f"{program_lines[at].strip()!r}, which no line of the document "
                              "reads as: the format's markup would be written into the file",
@@ -360,6 +319,7 @@ __all__ = [
     "CLOSE_ARROWS",
     "DIVIDER",
     "LOOSE_CLOSE",
+    "MARKER_LIKE",
     "MARKER_LINES",
     "MAX_PLAN_CHARS",
     "PLAN_PREFIX",
@@ -378,5 +338,6 @@ __all__ = [
     "read_close",
     "search_line",
     "searchable",
+    "unheld_marker_starts",
     "unheld_markers",
 ]

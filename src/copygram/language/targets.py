@@ -18,9 +18,10 @@ edit missed. Read against the instruction, two things show it:
   calls too and pass it on in its call of f": one of the names each names; a program that
   changed ``g`` alone missed ``f``);
 * a name the instruction **introduces** (written as code: in backticks, or in snake_case or
-  lowerCamelCase, and found nowhere in the document) that the result still does not hold.
-  Plain words, capitals and CapitalisedCamelCase are left out: "sum(" in an instruction's
-  prose may be an example, and "README", "GitHub" or "API" name things outside the file;
+  lowerCamelCase, or named as a definition to add, "Add a function fib(n)"; and found nowhere
+  in the document) that the result still does not hold. Other plain words, capitals and
+  CapitalisedCamelCase are left out: "sum(" in an instruction's prose may be an example, and
+  "README", "GitHub" or "API" name things outside the file;
 * where the instruction **targets definitions** (it names some and introduces no name: "Fix
   bugs in strlen"), an edit that also changed inside a definition it does not name (one that
   neither holds a named one nor lies in one): asked to fix ``strlen``, a program that fixed it
@@ -62,6 +63,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from copygram.language.additions import added_names, addition_places
 from copygram.language.asks import (
     FOR_FILE,
     asked_renames,
@@ -186,7 +188,10 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     render": an edit that leaves one as it was is a miss, :func:`find_misses`) and, for each
     sentence that commands an edit ("Add a parameter to f. Give g one too"), the definition it
     edits (:func:`~copygram.language.asks.commanded`: ``f``, then ``g``); where that makes none
-    or more than :data:`~copygram.language.types.MAX_REACH` requirements, any one it names; for a rename
+    or more than :data:`~copygram.language.types.MAX_REACH` requirements, any one it names; for
+    an addition (:func:`~copygram.language.additions.addition_places`), one of its places; for
+    a new name that goes into definitions the document has ("Add a parameter max_calls to f"),
+    those the sentences that command the edit edit; for a rename
     (:func:`renames`), its definitions and each place that uses an old name outside them, the
     first :data:`~copygram.language.types.MAX_REACH` of them. Each requirement
     as its line ranges (1-based, inclusive, sorted; with the comment block right above). Empty
@@ -194,9 +199,18 @@ def named_reach(document: str, instruction: str, language: str | None) -> Reach:
     pairs = renames(document, instruction, language)
     if pairs:
         return _rename_reach(document, pairs, language)
+    places = addition_places(document, instruction, language)
+    if places:
+        return (places,)
+    regions = definitions(document, language)
+    groups = commanded(instruction, regions) if added_names(document, instruction) else []
+    if 1 <= len(groups) <= MAX_REACH:
+        # A new name that goes into definitions the document has ("Add a parameter max_calls
+        # to f"): the sentences' targets.
+        return tuple(sorted(tuple(sorted({span for name in group for span in regions[name]}))
+                            for group in {frozenset(group) for group in groups}))
     if not targets_definitions(document, instruction, language):
         return ()
-    regions = definitions(document, language)
     together = {frozenset([name]) for group in listed_together(instruction, regions)
                 for name in group}
     wanted = together | {frozenset(group) for group in commanded(instruction, regions)}
@@ -233,6 +247,15 @@ def _rename_reach(document: str, pairs: Sequence[tuple[str, str]], language: str
     is a miss all the same: :func:`find_misses`)."""
     own, uses = _rename_places(document, pairs, language)
     return (own, *((span,) for span in uses))[:MAX_REACH]
+
+
+def block_scope(document: str, instruction: str, language: str | None) -> Scope:
+    """Where a program's blocks may edit (``only`` of the constraint): a rename's uses
+    (:func:`rename_scope`), an addition's places
+    (:func:`~copygram.language.additions.addition_places`: the new unit goes after one, and no
+    other unit is asked to change), else anywhere (empty). Milliseconds."""
+    return (rename_scope(document, instruction, language)
+            or addition_places(document, instruction, language))
 
 
 def rename_scope(document: str, instruction: str, language: str | None) -> Scope:
@@ -322,5 +345,5 @@ def _code_changed(before: str, after: str, language: str | None) -> bool:
     return old is not None and new is not None and old != new
 
 
-__all__ = ["documentation_only", "find_misses", "introduces_names", "lists_definitions",
+__all__ = ["block_scope", "documentation_only", "find_misses", "introduces_names", "lists_definitions",
            "named_reach", "removal_targets", "rename_scope", "renames", "targets_definitions"]
