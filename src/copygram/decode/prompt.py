@@ -153,8 +153,8 @@ ADDITION_ADVICE = ("Write the new code in a block for the function or line it go
 """Put after the instruction of an edit that adds a unit, with head blocks
 (:func:`~copygram.language.additions.addition_places`): told nothing, the default model headed
 the right function, wrote it again and closed the block, or went on with ``=======`` as if it
-had written a search part (every large add_function row of the dev split's edit kinds;
-docs/quality.md)."""
+had written a search part (each of the four large edit-kinds rows of the dev split traced so:
+three that add a function, one a constant; docs/quality.md)."""
 
 _PLAN_ADVICE = (f"\nBefore the blocks, write one line that starts with `{PLAN_PREFIX}` and says "
                 "what is wrong or what must change, and where.")

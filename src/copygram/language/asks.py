@@ -257,6 +257,7 @@ def asked_renames(instruction: str) -> list[tuple[str, str]]:
     return [(match.group(1), match.group(2)) for match in _RENAME.finditer(instruction)]
 
 
-__all__ = ["ECHO_WORDS", "FOR_FILE", "added_definitions", "asked_renames", "asks_to_add", "command_sentences",
-           "commanded", "documentation_only", "flat", "introduced", "listed_together",
-           "names_every_definition", "placed_at", "quoted_for_file", "removed_names"]
+__all__ = ["ECHO_WORDS", "FOR_FILE", "added_definitions", "asked_renames", "asks_to_add",
+           "command_sentences", "commanded", "documentation_only", "flat", "introduced",
+           "listed_together", "names_every_definition", "placed_at", "quoted_for_file",
+           "removed_names"]

@@ -50,9 +50,9 @@ def unheld_marker_starts(lines: Sequence[str]) -> tuple[str, ...]:
     (:data:`MARKER_LIKE`) in a program for the document ``lines``: those no line of the document
     opens with. Such a line is the model's markup: after writing a unit again, the default
     model went on with ``======= REPLACE`` and the unit once more, or closed its block on
-    ``======= REPLACE >>>>>>> REPLACE`` (four of the large edit-kinds rows that add a function).
-    The closing run (``>>>>>>>``) has its own rule (:func:`bars_arrows`). Linear in the
-    document."""
+    ``======= REPLACE >>>>>>> REPLACE`` (each of four large edit-kinds rows traced: three that
+    add a function, one a constant). The closing run (``>>>>>>>``) has its own rule
+    (:func:`bars_arrows`). Linear in the document."""
     held = {found.group(1) for line in lines if (found := MARKER_LIKE.fullmatch(line))}
     return tuple(run for run in (BLOCK_OPEN[:7], DIVIDER[:7]) if run not in held)
 
@@ -93,4 +93,6 @@ def unheld_markers(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(marker for marker in (BLOCK_OPEN, DIVIDER) if marker not in held)
 
 
-__all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "CLOSE_ARROWS", "DIVIDER", "LOOSE_CLOSE", "MARKER_LIKE", "MARKER_LINES", "bars_arrows", "closes_loosely", "read_close", "search_line", "searchable", "unheld_marker_starts", "unheld_markers"]
+__all__ = ["BLOCK_CLOSE", "BLOCK_OPEN", "CLOSE_ARROWS", "DIVIDER", "LOOSE_CLOSE", "MARKER_LIKE",
+           "MARKER_LINES", "bars_arrows", "closes_loosely", "read_close", "search_line",
+           "searchable", "unheld_marker_starts", "unheld_markers"]
