@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram.language.damage import find_damage
-from copygram.language.focus import ELISION, elision_line, focus_view
+from copygram.language.focus import ELISION, elision_line, excerpt_view, focus_view, splice
 from copygram.language.lines import split_lines
 
 
@@ -145,3 +145,65 @@ def test_an_addition_is_shown_its_places_and_the_names_it_must_know() -> None:
     for name, _, _ in FUNCTIONS:
         assert f"def {name}(values):\n" in every.text
     assert "step_3" not in every.text  # no body shown
+
+
+# The excerpt a scoped rewrite writes again (copygram.decode.scoped).
+
+def test_an_excerpt_shows_the_head_and_the_named_definitions_only() -> None:
+    view = excerpt_view(DOCUMENT, "Fix bugs in variance and spread.", "python")
+    assert view is not None
+    assert view.shown[0][0] == 1  # the head: its imports and constant
+    assert _span("variance") in view.shown and _span("spread")[0] in {s for s, _ in view.shown}
+    assert "def median(" not in view.text and "def summary(" not in view.text
+    assert not ELISION.match(split_lines(view.text)[0])
+    assert not ELISION.match(split_lines(view.text)[-1].rstrip("\n"))
+    assert splice(DOCUMENT, view, view.text) == DOCUMENT
+
+
+def test_no_excerpt_for_a_rename_an_addition_or_nothing_named() -> None:
+    for instruction in ("Rename the function mean to average and update every call of it.",
+                        "Add a function mode(values) that returns the most common value.",
+                        "Make the code faster."):
+        assert excerpt_view(DOCUMENT, instruction, "python") is None
+    assert excerpt_view(DOCUMENT, "Fix bugs in mean.", "text") is None
+
+
+def test_a_spliced_rewrite_changes_the_runs_it_shows_and_nothing_else() -> None:
+    view = excerpt_view(DOCUMENT, "Fix bugs in variance and spread.", "python")
+    assert view is not None
+    rewritten = (view.text.replace("step_0 = len(values) + 0", "step_0 = len(values) * 2")
+                 .replace('    """Spread of the values."""\n', ""))
+    edited = splice(DOCUMENT, view, rewritten)
+    assert edited is not None and not find_damage(DOCUMENT, edited, language="python")
+    assert edited.count("step_0 = len(values) * 2") == 2  # variance and spread, not the rest
+    assert "Spread of the values" not in edited and "Mean of the values" in edited
+    removed = splice(DOCUMENT, view, view.text.replace(_function("spread", 9), ""))
+    assert removed is not None and "def spread(" not in removed and "def stdev(" in removed
+
+
+def test_a_rewrite_that_drops_or_changes_an_elision_line_is_not_spliced() -> None:
+    view = excerpt_view(DOCUMENT, "Fix bugs in variance and spread.", "python")
+    assert view is not None
+    cut = [line for line in split_lines(view.text) if ELISION.match(line)]
+    assert cut
+    assert splice(DOCUMENT, view, view.text.replace(cut[0], "")) is None
+    assert splice(DOCUMENT, view, view.text.replace(cut[0], cut[0].replace("lines", "rows"))) \
+        is None
+    assert splice(DOCUMENT, view, view.text + cut[0]) is None
+
+
+@given(st.sets(st.sampled_from([name for name, _, _ in FUNCTIONS]), min_size=1, max_size=3),
+       st.sampled_from(["", "    # checked\n"]))
+def test_an_excerpt_reads_back_and_splices_each_run_in_place(
+        names: set[str], extra: str) -> None:
+    view = excerpt_view(DOCUMENT, f"Fix bugs in {' and '.join(sorted(names))}.", "python")
+    assert view is not None
+    assert _expanded(view.text, DOCUMENT) == "".join(
+        split_lines(DOCUMENT)[view.shown[0][0] - 1:view.shown[-1][1]])
+    # A line added at the end of every run lands at the end of each run in the document.
+    pieces = re.split(r"(?m)^(# \.\.\. lines \d+-\d+ not shown \.\.\.\n)", view.text)
+    marked = "".join(p if ELISION.match(p.rstrip("\n")) else p + extra for p in pieces)
+    edited = splice(DOCUMENT, view, marked)
+    assert edited is not None
+    assert edited.count("# checked\n") == (len(view.shown) if extra else 0)
+    assert len(split_lines(edited)) == len(split_lines(DOCUMENT)) + edited.count("# checked\n")

@@ -43,16 +43,11 @@ from copygram.decode.policies import SamplingPolicy, TeacherPolicy
 from copygram.decode.prompt import PromptBuilder
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
+from copygram.decode.scoped import scoped_redo
 from copygram.decode.setup import EditSetup, draft_config, sampling
 from copygram.errors import ConfigError
 from copygram.language.damage import PROSE, guess_language
-from copygram.language.targets import (
-    documentation_only,
-    introduces_names,
-    lists_definitions,
-    named_reach,
-    targets_definitions,
-)
+from copygram.language.reading import Reading, read_edit
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -163,7 +158,9 @@ class EditSession:
         doc = EditDocument(document, self.backend.tokenize)
         if language is None:  # guessed once, for the choice of mode and the check alike
             language = guess_language(document) or PROSE
-        mode = self._mode_for(doc, instruction, prediction, language)
+        # Read once, for the choice of mode, the program's prompt and constraint and the redo.
+        reading = None if self.mode == "rewrite" else read_edit(document, instruction, language)
+        mode = self._mode_for(doc, instruction, prediction, language, reading)
         policy = SamplingPolicy(self.sampling)
         if mode == "rewrite":
             rewriter = self if self.mode == "rewrite" else self.derive(mode="rewrite")
@@ -174,12 +171,10 @@ class EditSession:
             raise ConfigError("a prediction drafts a rewrite, and this session writes edit "
                               'programs: use mode="rewrite" (EditSession(..., mode="rewrite") '
                               'or mode = "rewrite" in the config)')
-        rewrite = self.derive(mode="rewrite")
-
-        def redo() -> Iterator[Event]:
-            return stream_rewrite(rewrite.setup(), doc, instruction, policy)
-
-        return checked(stream_edit(self.setup(), doc, instruction, policy, language), document,
+        redo = scoped_redo(self.derive(mode="rewrite").setup(), doc, instruction, policy, language,
+                           reading)
+        return checked(stream_edit(self.setup(), doc, instruction, policy, language, reading),
+                       document,
                        on_damage=self.options.on_damage, language=language, instruction=instruction,
                        redo=redo)
 
@@ -192,22 +187,22 @@ class EditSession:
                               prediction, language)
 
     def _mode_for(self, doc: EditDocument, instruction: str, prediction: str | None,
-                  language: str | None) -> str:
+                  language: str | None, reading: Reading | None = None) -> str:
         if self.mode != "auto":
             return self.mode
         if language is None:
             language = guess_language(doc.text) or PROSE
+        if reading is None:
+            reading = read_edit(doc.text, instruction, language)
         return choose_mode(self.mode, len(doc.tokens),
                            auto_rewrite_tokens=self.options.auto_rewrite_tokens,
                            auto_program_tokens=self.options.auto_program_tokens,
                            prediction=prediction is not None,
-                           names_definitions=targets_definitions(doc.text, instruction, language),
-                           documentation=documentation_only(instruction),
-                           listed=lists_definitions(doc.text, instruction, language),
+                           names_definitions=reading.names_definitions,
+                           documentation=reading.documentation, listed=reading.listed,
                            language=language,
                            rewrite_languages=self.options.auto_rewrite_languages,
-                           introduces=introduces_names(doc.text, instruction),
-                           placed=bool(named_reach(doc.text, instruction, language)))
+                           introduces=reading.introduces, placed=reading.placed)
 
     def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it
@@ -219,8 +214,9 @@ class EditSession:
             if language is None:
                 language = guess_language(document) or PROSE
             doc = EditDocument(document, self.backend.tokenize)
-            document = prompt_document(self.setup(), doc, instruction, language)
-            instruction = prompt_instruction(self.setup(), doc, instruction, language)
+            reading = read_edit(document, instruction, language)
+            document = prompt_document(self.setup(), doc, instruction, language, reading)
+            instruction = prompt_instruction(self.setup(), doc, instruction, language, reading)
         return self.prompt_builder.build(document, instruction, self.backend)
 
     def complete(self, messages: Sequence[dict[str, str]] | str, *,

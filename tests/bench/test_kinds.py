@@ -25,7 +25,7 @@ from copygram.bench.kinds_edits import CODE_KINDS, first_sentence
 from copygram.bench.quality.command import parse_group_by, regroup
 from copygram.bench.quality.report import pool
 from copygram.bench.quality.scoring import RowQuality
-from copygram.bench.testrun import harness_program, has_tests, run_tests
+from copygram.bench.testrun import harness_program, has_tests, run_tests, text_check
 from copygram.cli import build_parser
 from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
@@ -109,6 +109,33 @@ def test_a_damaged_neighbour_fails_the_row(language: str) -> None:
         damaged = str(row["after"]).replace(good, bad)
         assert damaged != row["after"]
         assert not run_tests(row, damaged).passed
+
+
+@pytest.mark.parametrize("language", ["python", pytest.param("js", marks=needs_node)])
+def test_a_docstring_row_fails_the_file_left_as_it_was(language: str) -> None:
+    # A documentation edit changes nothing a test can call: the row's text check fails the file
+    # as it was, and a file that writes the new comment beside the old one.
+    for row in _built(language, kinds=("docstring",), sizes=("small", "medium")):
+        check = row_meta(row)["text_check"]
+        assert isinstance(check, dict) and check["present"] and check["absent"]
+        assert run_tests(row, str(row["after"])).passed
+        outcome = run_tests(row, str(row["before"]))
+        assert outcome.status == "fail" and "lacks the line" in outcome.tail
+        both = str(row["after"]).replace(str(check["present"][0]),
+                                          f"{check['present'][0]}\n{check['absent'][0]}", 1)
+        assert "still holds the line" in run_tests(row, both).tail
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "  b", "c ", "", "d", "e"]), max_size=8),
+       st.lists(st.sampled_from(["a", "b", "x", "", "  y", "z"]), max_size=8))
+def test_changed_lines_pass_the_after_and_fail_a_before_that_differs(
+        before: list[str], after: list[str]) -> None:
+    old, new = "\n".join(before), "\n".join(after)
+    row = {"meta": {"text_check": kinds.changed_lines(old, new)}}
+    assert text_check(row, new) is None
+    differ = ({line.strip() for line in before} - {""}) != ({line.strip() for line in after} - {""})
+    assert (text_check(row, old) is not None) == differ
 
 
 def test_kind_rules() -> None:
@@ -234,7 +261,9 @@ def test_the_self_check_drops_rows_whose_tests_are_slow(monkeypatch: pytest.Monk
     row = _built("python", kinds=("bugfix",), sizes=("small",))[0]
     seconds = {"after": 0.1}
 
-    def timed(row: object, candidate: str, timeout_s: float = 10.0) -> TestOutcome:
+    def timed(row: dict[str, object], candidate: str, timeout_s: float = 10.0) -> TestOutcome:
+        if candidate != row["after"]:
+            return TestOutcome(False, "fail", 0.1, "")
         return TestOutcome(True, "pass", seconds["after"], "")
 
     monkeypatch.setattr(testrun, "run_tests", timed)

@@ -19,8 +19,12 @@ constant, or list every function in ``__all__`` / ``module.exports`` / a ``FUNCT
 paragraph of a concatenated IteraTeR text revised; no tests). ``meta`` holds ``kind``, ``size``,
 ``language``, ``lines``, ``source_ids``, ``targets`` and the test program.
 
-While building, every code row's reference ``after`` must pass its program and, where the kind
-changes behaviour (all but ``docstring``), its ``before`` must fail it (run by
+A ``docstring`` row changes nothing a test can call, so its ``meta["text_check"]``
+(:func:`changed_lines`) also asks for the new comment's lines and the absence of the old one's
+(:func:`copygram.bench.testrun.text_check`): the file left as it was fails it.
+
+While building, every code row's reference ``after`` must pass its program and its ``before``
+must fail it (run by
 :func:`copygram.bench.testrun.run_tests`); a row that does not hold is dropped and counted, and its
 slot drawn again. Rows are deterministic for a seed (each slot draws from its own seeded RNG).
 """
@@ -43,7 +47,7 @@ from copygram.bench.kinds_edits import (
     Problem,
     make_edit,
 )
-from copygram.bench.testrun import missing_toolchain
+from copygram.bench.testrun import TEXT_CHECK_KEY, missing_toolchain
 from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
 
@@ -102,9 +106,24 @@ def _code_row(lang: Language, problems: Sequence[Problem], kind: str, size: str,
     imports = list(dict.fromkeys(line for p in chosen for line in p.imports))
     before = lang.render(imports, edit.consts_before, edit.before)
     after = lang.render(imports, edit.consts_after, edit.after)
-    return {"lang": lang.name, "source": lang.source, "before": before, "after": after,
-            "instruction": edit.instruction, "ids": [p.id for p in chosen],
-            "targets": edit.targets, "test_program": lang.test_program(edit.tests)}
+    row: dict[str, object] = {
+        "lang": lang.name, "source": lang.source, "before": before, "after": after,
+        "instruction": edit.instruction, "ids": [p.id for p in chosen], "targets": edit.targets,
+        "test_program": lang.test_program(edit.tests)}
+    if kind not in BEHAVIOUR_KINDS:
+        row[TEXT_CHECK_KEY] = changed_lines(before, after)
+    return row
+
+
+def changed_lines(before: str, after: str) -> dict[str, list[str]]:
+    """A documentation edit's text check (:data:`~copygram.bench.testrun.TEXT_CHECK_KEY`): the
+    non-blank lines ``after`` has and ``before`` lacks (``present``) and those ``before`` has
+    and ``after`` lacks (``absent``), indentation stripped, each once, in file order."""
+    old = [line.strip() for line in before.splitlines()]
+    new = [line.strip() for line in after.splitlines()]
+    had, has = set(old), set(new)
+    return {"present": list(dict.fromkeys(line for line in new if line and line not in had)),
+            "absent": list(dict.fromkeys(line for line in old if line and line not in has))}
 
 
 def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random) -> dict[str, object] | None:
@@ -145,7 +164,9 @@ def verdict(row: dict[str, object], kind: str, timeout_s: float) -> str | None:
     # runs them beside a model): it would judge the machine, not the edit.
     if outcome.seconds > timeout_s / SLOW_SHARE:
         return "slow tests"
-    if kind in BEHAVIOUR_KINDS and run_tests(row, str(row["before"]), timeout_s=timeout_s).passed:
+    # Every code kind's before fails: a behaviour kind's tests, a documentation edit's text
+    # check (changed_lines).
+    if run_tests(row, str(row["before"]), timeout_s=timeout_s).passed:
         return "before passes"
     return None
 
@@ -204,6 +225,8 @@ def _finish(built: dict[str, object], language: str, kind: str, size: str, slot:
                                "seed": seed}
     if "test_program" in built:
         meta.update(test_program=built["test_program"], checked=checked)
+    if TEXT_CHECK_KEY in built:
+        meta[TEXT_CHECK_KEY] = built[TEXT_CHECK_KEY]
     return {"id": f"kinds/{language}/{kind}/{size}/{slot}", "source": built["source"],
             "lang": built["lang"], "before": built["before"],
             "instruction": built["instruction"], "after": built["after"], "meta": meta}

@@ -24,6 +24,11 @@ The edit sets that carry tests (see :data:`TESTED_DATASETS`) store them in ``met
   row whose ``meta`` has :data:`TEST_PROGRAM_KEY`: a whole-file test program (every assembled
   problem's tests, and the kind's own checks) that runs after the candidate as it is, in the
   row's language as above; no ``check`` call is appended.
+* Any row whose ``meta`` has :data:`TEXT_CHECK_KEY` (``{"present": [...], "absent": [...]}``,
+  lines compared with their indentation stripped): before its tests run, the candidate must
+  hold every ``present`` line and none of the ``absent`` ones, or the row fails with the first
+  line that does not hold. A documentation edit (``bench kinds``' ``docstring`` rows) changes
+  nothing a test can call, so without it the file left as it was would pass.
 
 A compiled language's build counts toward the timeout, and a candidate that does not compile
 fails, as a Python file with a syntax error does. A runtime or compiler that is not on ``PATH``
@@ -58,11 +63,13 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "TESTED_DATASETS",
     "TEST_PROGRAM_KEY",
+    "TEXT_CHECK_KEY",
     "TestOutcome",
     "harness_program",
     "has_tests",
     "missing_toolchain",
     "run_tests",
+    "text_check",
 ]
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -89,6 +96,9 @@ TESTED_DATASETS: tuple[str, ...] = (
 
 TEST_PROGRAM_KEY = "test_program"
 """The ``meta`` key of a whole-file test program (``copygram bench kinds``' rows)."""
+
+TEXT_CHECK_KEY = "text_check"
+"""The ``meta`` key of the lines a candidate must and must not hold (module doc)."""
 
 TAIL_CHARS = 800
 OUTPUT_CAP_BYTES = 8 << 20  # RLIMIT_FSIZE of the test process: its output file stops here
@@ -318,6 +328,9 @@ def run_tests(row: EditRow | Mapping[str, object], candidate_text: str, *,
         language, program = harness_program(row, candidate_text)
     except ValueError as exc:
         return TestOutcome(False, "error", 0.0, str(exc))
+    wrong = text_check(row, candidate_text)
+    if wrong is not None:
+        return TestOutcome(False, "fail", 0.0, wrong)
     tools = _toolchain(language, node)
     if isinstance(tools, str):
         return TestOutcome(False, "error", 0.0, tools)
@@ -342,6 +355,22 @@ def run_tests(row: EditRow | Mapping[str, object], candidate_text: str, *,
         if code < 0:
             tail = f"{tail}\n[killed by signal {-code}]".strip()
         return TestOutcome(False, "fail", seconds, tail or f"exit status {code}")
+
+
+def text_check(row: EditRow | Mapping[str, object], candidate_text: str) -> str | None:
+    """Why ``candidate_text`` fails ``row``'s :data:`TEXT_CHECK_KEY` (a line it lacks or one it
+    still holds, indentation stripped), or ``None`` where it holds or the row has none."""
+    check = _meta(row).get(TEXT_CHECK_KEY)
+    if not isinstance(check, Mapping):
+        return None
+    held = {line.strip() for line in candidate_text.splitlines()}
+    for line in check.get("present") or ():
+        if str(line).strip() not in held:
+            return f"the file lacks the line {str(line).strip()!r}"
+    for line in check.get("absent") or ():
+        if str(line).strip() in held:
+            return f"the file still holds the line {str(line).strip()!r}"
+    return None
 
 
 def _run(argv: list[str], work: Path, output: Path, memory: int | None,

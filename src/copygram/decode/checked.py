@@ -91,8 +91,9 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
         if not isinstance(again, DoneEvent):
             yield again
             continue
-        second = _cut_short(again.result) + find_damage(document, again.result.text,
-                                                        language=language)
+        # A redo's own verdict (a scoped rewrite that missed: decode.scoped), then the checks.
+        second = (again.result.damage + _cut_short(again.result)
+                  + find_damage(document, again.result.text, language=language))
         if second:
             raise _refusal(dataclasses.replace(again.result, damage=second, redone=damaged),
                            second, redone=damaged)

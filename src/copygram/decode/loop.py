@@ -49,12 +49,11 @@ from copygram.decode.stats import RunStats
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.decode.verify import close_ran_away, splice_copy, take_back, verify_draft
 from copygram.errors import DocumentError, GenerationError, LengthError
-from copygram.language.additions import added_names, addition_places
 from copygram.language.focus import focus_view
 from copygram.language.formats import get_format
 from copygram.language.parsers import LANGUAGES
+from copygram.language.reading import NOTHING, Reading, read_edit
 from copygram.language.resolve import resolve
-from copygram.language.targets import block_scope, named_reach, removal_targets
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
@@ -143,25 +142,39 @@ class Output:
 
 
 def stream_edit(setup: EditSetup, document: EditDocument, instruction: str,
-                policy: Policy, language: str | None = None) -> Iterator[Event]:
+                policy: Policy, language: str | None = None,
+                reading: Reading | None = None) -> Iterator[Event]:
     """One edit of ``document`` in program mode: the prompt, the room check, the format's
     constraint and drafter (:func:`edit_job`; ``language``: the document's, which finds the
-    definitions the instruction names), then :func:`run_edit`."""
+    definitions the instruction names; ``reading``: the edit's
+    :func:`~copygram.language.reading.read_edit`, read here where ``None``), then
+    :func:`run_edit`."""
     if not document.lines:
         raise DocumentError(
             "the document is empty: there is nothing to copy, so Copy-as-Decode does not apply; "
             "generate the text directly instead"
         )
-    prompt = prompt_ids(setup, prompt_document(setup, document, instruction, language),
-                        prompt_instruction(setup, document, instruction, language))
+    reading = edit_reading(document, instruction, language, reading)
+    prompt = prompt_ids(setup, prompt_document(setup, document, instruction, language, reading),
+                        prompt_instruction(setup, document, instruction, language, reading))
     check_fits(setup.backend, prompt, document)
     tick = time.perf_counter()
-    job = edit_job(setup, document, instruction, policy, len(prompt), language)
+    job = edit_job(setup, document, instruction, policy, len(prompt), language, reading)
     yield from run_edit(setup, document, prompt, policy, job, time.perf_counter() - tick)
 
 
+def edit_reading(document: EditDocument, instruction: str, language: str | None,
+                 reading: Reading | None = None) -> Reading:
+    """``reading``, or the instruction read against ``document`` now
+    (:func:`~copygram.language.reading.read_edit`; nothing targeted where ``language`` is
+    ``None``: a teacher's replay). Milliseconds."""
+    if reading is not None:
+        return reading
+    return NOTHING if language is None else read_edit(document.text, instruction, language)
+
+
 def prompt_document(setup: EditSetup, document: EditDocument, instruction: str,
-                    language: str | None) -> str:
+                    language: str | None, reading: Reading | None = None) -> str:
     """The document as a program-mode prompt shows it: with search/replace blocks, a document of
     more than ``focus_tokens`` tokens whose instruction targets its definitions is shown as a
     view of them (:func:`~copygram.language.focus.focus_view`; the blocks name lines by their
@@ -174,23 +187,25 @@ def prompt_document(setup: EditSetup, document: EditDocument, instruction: str,
             or options.prompt_order == "document_first"
             or get_format(options.syntax).family != "blocks"):
         return document.text
-    view = focus_view(document.text, instruction, language)
+    view = focus_view(document.text, instruction, language,
+                      reading=edit_reading(document, instruction, language, reading))
     return document.text if view is None else view.text
 
 
 def prompt_instruction(setup: EditSetup, document: EditDocument, instruction: str,
-                       language: str | None) -> str:
+                       language: str | None, reading: Reading | None = None) -> str:
     """The instruction as a program-mode prompt gives it: with head blocks, an edit that adds a
     unit (:func:`~copygram.language.additions.addition_places`) is told how a block adds one
     (:data:`~copygram.decode.prompt.ADDITION_ADVICE`); any other, as it is."""
     if (not setup.heads or language is None
-            or not addition_places(document.text, instruction, language)):
+            or not edit_reading(document, instruction, language, reading).places):
         return instruction
     return f"{instruction}\n{ADDITION_ADVICE}"
 
 
 def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
-             prompt_tokens: int, language: str | None = None) -> Job:
+             prompt_tokens: int, language: str | None = None,
+             reading: Reading | None = None) -> Job:
     """The loop's job for a program-mode edit of ``document`` after a prompt of
     ``prompt_tokens``: the format's constraint, reader and drafter, the budget
     (:func:`~copygram.decode.budgets.token_budget`), the repeat guard, with heads the runaway
@@ -207,23 +222,19 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     the program free."""
     backend, options = setup.backend, setup.options
     program_format = decode_format(options)
+    reading = edit_reading(document, instruction, language, reading)
     held = options.touch_named and language is not None
-    touch = named_reach(document.text, instruction, language) if held else ()
-    only = block_scope(document.text, instruction, language) if held else ()
+    touch = reading.reach if held else ()
+    only = reading.scope if held else ()
     constraint, reader = program_format.constraint(setup, document.lines, touch, only)
     unchanged = None
     if options.retry_unchanged and policy.greedy:
         # Greedy only: a teacher's program is given, a sampled block is a draw to keep (and
         # only blocks take the option: copygram.language.formats).
-        removing = (removal_targets(document.text, instruction, language)
-                    if language is not None else ())
-        adding = (addition_places(document.text, instruction, language)
-                  if language is not None else ())
         unchanged = UnchangedBlocks(document.lines, setup.token_bytes, backend.eos_token_ids,
                                     heads=setup.heads, merge=options.merge_retyped,
-                                    removing=removing, language=language, adding=adding,
-                                    added=added_names(document.text, instruction) if adding
-                                    else ())
+                                    removing=reading.removing, language=language,
+                                    adding=reading.places, added=reading.added)
     budget = token_budget(document, prompt_tokens, backend.context_length,
                           options.max_new_tokens)
 
@@ -382,5 +393,5 @@ def _ended(meter: Meter, budget: Budget, open_ended: bool, *, fed: bool) -> Stop
 
 
 __all__ = ["Job", "Output", "budget_error", "check_fits", "constraint_accepts_end", "edit_job",
-           "prefill", "prepare", "prompt_document", "prompt_ids", "prompt_instruction", "run",
+           "edit_reading", "prefill", "prepare", "prompt_document", "prompt_ids", "prompt_instruction", "run",
            "run_edit", "stream_edit"]

@@ -27,11 +27,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from copygram.language.additions import addition_places
 from copygram.language.asks import names_every_definition
 from copygram.language.definitions import callers, code_lines, definitions, outermost
 from copygram.language.lines import split_lines
-from copygram.language.targets import named_reach
+from copygram.language.reading import Reading, read_edit
 
 HEAD_LINES = 40
 """The most lines of the file's head (before its first definition: imports, constants) a view
@@ -72,36 +71,96 @@ def elision_line(language: str, first: int, last: int) -> str:
 
 
 def focus_view(document: str, instruction: str, language: str | None, *,
-               head_lines: int = HEAD_LINES, context_lines: int = CONTEXT_LINES) -> View | None:
+               head_lines: int = HEAD_LINES, context_lines: int = CONTEXT_LINES,
+               reading: Reading | None = None) -> View | None:
     """The view of ``document`` (module doc) for an edit by ``instruction``, or ``None`` where
     the whole document is the view: the instruction targets none of its definitions, the
     language has no comment to write an elision with (prose), or the view would leave nothing
-    out."""
+    out. ``reading``: the edit's :func:`~copygram.language.reading.read_edit` (``None``: read
+    here)."""
     if language not in _COMMENT:
         return None
-    reach = named_reach(document, instruction, language)
+    if reading is None:
+        reading = read_edit(document, instruction, language)
+    reach = reading.reach
     if not reach:
         return None
     lines = split_lines(document)
     core = _merge(span for requirement in reach for span in requirement)
     defined = definitions(document, language)
     named = set(_WORD.findall(instruction)) & set(defined)
-    # The head ends where the first function or class begins (a module variable of a line or
-    # two is part of it).
-    first_body = min((start for spans in defined.values() for start, end in spans
-                      if end - start >= 2), default=len(lines) + 1)
-    head_end = min(first_body - 1, head_lines)
-    opened = _open_comment(lines, head_end)  # not inside a comment that runs on
-    head_end = head_end if opened is None else opened - 1
-    head = [(1, head_end)] if head_end >= 1 else []
+    head = _head(lines, defined, head_lines)
     related = _related(lines, core, defined, named, context_lines)
-    if names_every_definition(instruction) and addition_places(document, instruction, language):
+    if names_every_definition(instruction) and reading.places:
         related += _outline(lines, defined, context_lines)
     spans = [_with_comment(lines, span) for span in (*core, *related)]
     shown = _merge([*head, *spans], gap=_SMALL_GAP)
     if shown == ((1, len(lines)),):
         return None
     return View(_render(lines, shown, language), shown)
+
+
+def excerpt_view(document: str, instruction: str, language: str | None, *,
+                 reading: Reading | None = None) -> View | None:
+    """The part of ``document`` a rewrite of what ``instruction`` names needs (a **scoped
+    rewrite**, :mod:`copygram.decode.scoped`): the file's head (as :func:`focus_view`'s) and the
+    definitions the instruction targets (:func:`~copygram.language.targets.named_reach`), each
+    with the comment above it, every run between them one elision line; no elision before the
+    first or after the last. ``None`` where the instruction targets none of its definitions,
+    asks a rename or an addition (their reach is a few places, not the units to write again),
+    the language has no comment, or the excerpt would be the whole file. ``reading``: as
+    :func:`focus_view` takes it. Milliseconds."""
+    if language not in _COMMENT:
+        return None
+    if reading is None:
+        reading = read_edit(document, instruction, language)
+    reach = reading.reach
+    if reading.renamed or reading.places or not reach:
+        return None
+    lines = split_lines(document)
+    head = _head(lines, definitions(document, language), HEAD_LINES)
+    shown = _merge([*head, *(_with_comment(lines, span) for requirement in reach
+                             for span in requirement)], gap=_SMALL_GAP)
+    if shown == ((1, len(lines)),):
+        return None
+    return View(_render(lines, shown, language, ends=False), shown)
+
+
+def splice(document: str, view: View, rewritten: str) -> str | None:
+    """``document`` with each run ``view`` shows replaced by its rewrite: ``rewritten`` (the
+    model's rewrite of ``view.text``) cut at its elision lines, which must be the view's own, in
+    order, each once. ``None`` where they are not (a rewrite that dropped or changed one: where
+    its lines go is unknown)."""
+    lines = split_lines(document)
+    kept = [line.strip() for line in split_lines(view.text) if ELISION.match(line)]
+    pieces: list[list[str]] = [[]]
+    cuts: list[str] = []
+    for line in split_lines(rewritten):
+        if ELISION.match(line):
+            cuts.append(line.strip())
+            pieces.append([])
+        else:
+            pieces[-1].append(line)
+    if cuts != kept or len(pieces) != len(view.shown):
+        return None
+    for (start, end), piece in reversed(list(zip(view.shown, pieces, strict=True))):
+        if piece and not piece[-1].endswith(("\n", "\r")) and end < len(lines):
+            piece[-1] += "\n"
+        lines[start - 1:end] = piece
+    return "".join(lines)
+
+
+def _head(lines: Sequence[str], defined: Mapping[str, tuple[Span, ...]],
+          head_lines: int) -> list[Span]:
+    """The file's head: its lines before the first definition of more than a line (a module
+    variable of a line or two is part of it), at most ``head_lines``, not ending inside a
+    comment that runs on."""
+    first_body = min((start for spans in defined.values() for start, end in spans
+                      if end - start >= 2), default=len(lines) + 1)
+    head_end = min(first_body - 1, head_lines)
+    opened = _open_comment(lines, head_end)
+    head_end = head_end if opened is None else opened - 1
+    return [(1, head_end)] if head_end >= 1 else []
 
 
 def _related(lines: Sequence[str], core: Sequence[Span],
@@ -195,18 +254,22 @@ def _merge(spans: Iterable[Span], gap: int = 0) -> tuple[Span, ...]:
     return tuple(merged)
 
 
-def _render(lines: Sequence[str], shown: Sequence[Span], language: str) -> str:
+def _render(lines: Sequence[str], shown: Sequence[Span], language: str, *,
+            ends: bool = True) -> str:
+    """The view's text: each shown run, each run between two one elision line (``ends``: and
+    the runs before the first and after the last too)."""
     parts: list[str] = []
-    at = 1
+    at = 1 if ends else shown[0][0]
     for start, end in shown:
         if start > at:
             parts.append(elision_line(language, at, start - 1))
         chunk = "".join(lines[start - 1:end])
         parts.append(chunk if chunk.endswith("\n") else chunk + "\n")
         at = end + 1
-    if at <= len(lines):
+    if ends and at <= len(lines):
         parts.append(elision_line(language, at, len(lines)))
     return "".join(parts)
 
 
-__all__ = ["CONTEXT_LINES", "ELISION", "HEAD_LINES", "View", "elision_line", "focus_view"]
+__all__ = ["CONTEXT_LINES", "ELISION", "HEAD_LINES", "View", "elision_line", "excerpt_view",
+           "focus_view", "splice"]

@@ -251,6 +251,8 @@ def program_approach(session: EditSession) -> Approach:
                              "touch_ranges": (result.redone or result).stats.touch_ranges,
                              # Runaway head blocks closed where the next unit began.
                              "runaway_closes": (result.redone or result).stats.runaway_closes,
+                             # A scoped rewrite's excerpt (decode.scoped; 0: none).
+                             "scope_lines": result.stats.scope_lines,
                              "redone_damage": ("; ".join(str(d) for d in result.redone.damage)
                                                if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s

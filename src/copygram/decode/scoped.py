@@ -1,0 +1,118 @@
+"""A scoped rewrite: rewrite mode on the part of a long file an instruction names, spliced back.
+
+A program for a file of 300-1,500 lines that misses (a definition it names left as it was, a
+parse it breaks, a block written twice) was redone in rewrite mode over the whole file: 3-25
+minutes of prefill, verify forwards and decode on a 2-core CPU, often for a rewrite that failed
+too (docs/quality.md, "Files of 300-1,500 lines"). Where the instruction targets definitions of
+the document ("Fix bugs in parse and render", "Replace the docstring of f with ..."), its edit
+lies in them, so the redo first rewrites an **excerpt**
+(:func:`~copygram.language.focus.excerpt_view`: the file's head and those definitions, each run
+between them one elision line) in rewrite mode, as it would a file (the excerpt its verified
+draft, plain greedy's output token for token), and puts each rewritten run back where it was
+(:func:`~copygram.language.focus.splice`). The result is read against the whole document by the
+same checks as any redo's (:func:`~copygram.language.damage.find_damage`), and also by
+:func:`~copygram.language.targets.find_misses`: one that still misses what the instruction names
+is refused (:class:`~copygram.errors.DamagedEditError`, kind ``missed``), not written as a
+success. A rewrite that dropped or changed an elision line (its runs cannot be put back) is
+redone over the whole file, as every redo was before.
+
+Why not the whole file after a miss: on the dev split's 300-1,500-line edit-kinds rows whose
+instruction names definitions (bug fixes, removals, added parameters, docstrings; Python,
+JavaScript, C++), Qwen2.5-Coder-1.5B's whole-file rewrites passed 0 of 8 in 3-25 minutes each
+(5 of them refused as damaged), its excerpt rewrites 0 of 15 in 4-31 s each (none damaged:
+docs/quality.md, "A missed program in a long file"). A session that wants the whole file
+rewritten asks for it (``mode = "rewrite"``).
+
+Cost: a rewrite of the excerpt (its lines, not the file's); the token and span events of that
+rewrite are not passed on (their text is the excerpt's, not the file's): the
+:class:`~copygram.decode.events.DoneEvent` carries the whole edited file as its text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+from copygram.decode.document import EditDocument
+from copygram.decode.events import DoneEvent, Event, PrefillEvent, RedoEvent
+from copygram.decode.policies import Policy
+from copygram.decode.rewrite import stream_rewrite
+from copygram.decode.setup import EditSetup
+from copygram.language.damage import Damage
+from copygram.language.focus import View, excerpt_view, splice
+from copygram.language.ops import Gen, Program
+from copygram.language.reading import Reading
+from copygram.language.targets import find_misses
+
+
+def scoped_redo(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
+                language: str | None, reading: Reading | None = None,
+                ) -> Callable[[], Iterator[Event]]:
+    """The redo of a program that missed (``setup``: a rewrite-mode session's): a scoped rewrite
+    where the document is longer than ``focus_tokens`` and :func:`excerpt_view` gives an
+    excerpt (``reading``: the edit's, as it takes it), falling back to a rewrite of the whole
+    file (module doc); a whole-file rewrite otherwise."""
+    view = None
+    if language is not None and 0 < setup.options.focus_tokens < len(document.tokens):
+        view = excerpt_view(document.text, instruction, language, reading=reading)
+
+    def whole() -> Iterator[Event]:
+        return stream_rewrite(setup, document, instruction, policy)
+
+    if view is None:
+        return whole
+    chosen = view
+
+    def redo() -> Iterator[Event]:
+        return _scoped_then_whole(setup, document, instruction, policy, language, chosen, whole)
+
+    return redo
+
+
+def stream_scoped(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
+                  view: View) -> Iterator[Event]:
+    """A rewrite of ``view`` (an excerpt of ``document``) spliced back into ``document``: its
+    prefill events, then a :class:`DoneEvent` with the whole file as ``text`` and the excerpt's
+    rewrite as ``raw``; ``damage`` ``marker`` where the rewrite did not keep the excerpt's
+    elision lines (``text`` is then the document as it was)."""
+    excerpt = EditDocument(view.text, setup.backend.tokenize)
+    for event in stream_rewrite(setup, excerpt, instruction, policy):
+        if isinstance(event, PrefillEvent):
+            yield event
+        if not isinstance(event, DoneEvent):
+            continue
+        result = event.result
+        text = splice(document.text, view, result.text)
+        damage: tuple[Damage, ...] = ()
+        if text is None:
+            text = document.text
+            damage = (Damage("marker", "the rewrite of the excerpt dropped or changed a line "
+                                       "that stands for lines not shown"),)
+        result.stats.scope_lines = sum(end - start + 1 for start, end in view.shown)
+        yield DoneEvent(dataclasses.replace(result, text=text, program=Program([Gen(text)]),
+                                            damage=damage), text)
+
+
+def _scoped_then_whole(setup: EditSetup, document: EditDocument, instruction: str,
+                       policy: Policy, language: str | None, view: View,
+                       whole: Callable[[], Iterator[Event]]) -> Iterator[Event]:
+    for event in stream_scoped(setup, document, instruction, policy, view):
+        if not isinstance(event, DoneEvent):
+            yield event
+            continue
+        result = event.result
+        if result.damage:  # the excerpt's lines could not be put back: the whole file
+            yield RedoEvent(result)
+            yield from whole()
+            return
+        # A rewrite of what the instruction names that leaves it as it was is no edit: it
+        # counts as damage, so the session refuses it (decode.checked) instead of writing it
+        # as a success or rewriting the whole file, which on these edits measured no better
+        # (module doc).
+        missed = tuple(Damage("missed", miss) for miss in
+                       find_misses(document.text, result.text, instruction, language))
+        yield DoneEvent(dataclasses.replace(result, damage=missed), event.text)
+        return
+
+
+__all__ = ["scoped_redo", "stream_scoped"]

@@ -1,0 +1,93 @@
+"""A program that missed in a long file is redone as a scoped rewrite: the excerpt of what the
+instruction names written again and spliced back (copygram.decode.scoped); the whole file only
+where the excerpt's runs cannot be put back, and a refusal where the rewrite misses too.
+Scripted models: a program that writes median twice, then rewrites."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copygram import EditSession
+from copygram.decode.events import DoneEvent, EditResult, Event, RedoEvent
+from copygram.decode.prompt import REWRITE_SYSTEM
+from copygram.errors import DamagedEditError
+from copygram.language.focus import ELISION, excerpt_view
+from copygram.language.lines import split_lines
+from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+from copygram.testing import PromptedBackend
+
+STATS = (Path(__file__).resolve().parents[2] / "examples" / "stats.py").read_text()
+INSTRUCTION = "Fix bugs in median."
+BUG = "        return ordered[middle]\n    return ordered[middle]\n"
+FIX = ("        return ordered[middle]\n"
+       "    return (ordered[middle - 1] + ordered[middle]) / 2\n")
+FIXED = STATS.replace(BUG, FIX)
+HEAD = "def median(values):\n"
+# A program that writes median twice: damage (a definition duplicated), so it is redone.
+TWICE = f"{BLOCK_OPEN}{HEAD}{DIVIDER}{HEAD}    return 0\n\n\n{HEAD}    return 1\n{BLOCK_CLOSE}"
+# Only the whole file's rewrite prompt holds stdev's body (the program's view and the excerpt
+# show median, its caller and the head).
+WHOLE_ONLY = "return math.sqrt(variance(values))"
+
+
+def _excerpt() -> str:
+    view = excerpt_view(STATS, INSTRUCTION, "python")
+    assert view is not None
+    return view.text
+
+
+def _run(scoped: str, whole: str, **options: object) -> list[Event]:
+    backend = PromptedBackend(STATS, replies=((WHOLE_ONLY, whole), (REWRITE_SYSTEM, scoped),
+                                              ("", TWICE)))
+    session = EditSession(backend, **{"mode": "program", "focus_tokens": 64, **options})
+    return list(session.stream(STATS, INSTRUCTION, language="python"))
+
+
+def _result(events: list[Event]) -> DoneEvent:  # type: ignore[type-arg]
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    return done
+
+
+def test_the_excerpt_is_rewritten_and_spliced_back_and_the_whole_file_never() -> None:
+    excerpt = _excerpt()
+    assert WHOLE_ONLY not in excerpt and BUG in excerpt
+    events = _run(excerpt.replace(BUG, FIX), whole=STATS + "# the whole file\n")
+    redone = [e for e in events if isinstance(e, RedoEvent)]
+    assert len(redone) == 1 and "duplicate" in {d.kind for d in redone[0].result.damage}
+    done = _result(events)
+    result = done.result
+    assert result.text == FIXED and done.text == FIXED
+    assert result.mode == "rewrite" and result.redone is not None
+    assert 0 < result.stats.scope_lines < len(split_lines(STATS))
+
+
+def test_a_rewrite_that_drops_an_elision_line_falls_back_to_the_whole_file() -> None:
+    excerpt = _excerpt()
+    dropped = "".join(line for line in split_lines(excerpt.replace(BUG, FIX))
+                      if not ELISION.match(line))
+    events = _run(dropped, whole=FIXED)
+    redone = [e for e in events if isinstance(e, RedoEvent)]
+    assert [sorted({d.kind for d in e.result.damage}) for e in redone][1] == ["marker"]
+    result = _result(events).result
+    assert result.text == FIXED and result.stats.scope_lines == 0
+
+
+def test_a_scoped_rewrite_that_misses_is_refused_not_written_nor_redone_whole() -> None:
+    # median written as it was: no edit, so a typed error that says so, and no whole-file
+    # rewrite after it (the whole file's reply would be taken if one ran).
+    with pytest.raises(DamagedEditError, match="left its definition as it was") as caught:
+        _run(_excerpt(), whole=FIXED)
+    refused = caught.value.result
+    assert isinstance(refused, EditResult)
+    assert {d.kind for d in refused.damage} == {"missed"}
+    assert refused.text == STATS and refused.redone is not None
+
+
+def test_a_short_file_is_redone_whole() -> None:
+    events = _run(_excerpt().replace(BUG, FIX), whole=FIXED, focus_tokens=0)
+    assert len([e for e in events if isinstance(e, RedoEvent)]) == 1
+    result = _result(events).result
+    assert result.text == FIXED and result.stats.scope_lines == 0
