@@ -452,3 +452,31 @@ def test_an_addition_is_held_to_its_places_and_a_new_parameter_to_its_definition
     # A rename's scope is its uses, as before; a fix has none.
     assert block_scope(PY, "Rename median to middle_value.", "python") == ((12, 12),)
     assert block_scope(PY, "Fix bugs in median.", "python") == ()
+
+
+BALLS = ("import math\n\n\ndef area(r):\n    return math.pi * r * r\n\n\n"
+         "def circumference(r):\n    return 2 * math.pi * r\n")
+ADD_VOLUME = "Add a function volume(r) that returns the volume of a ball of radius r."
+
+
+@given(st.sampled_from(['    """The volume of a ball."""\n', "    # the volume\n    pass\n",
+                        "    ...\n"]))
+def test_an_added_function_with_nothing_in_its_body_is_a_miss(body: str) -> None:
+    stub = BALLS + "\n\ndef volume(r):\n" + body
+    assert find_misses(BALLS, stub, ADD_VOLUME, "python") == (
+        "the edit added volume with nothing in its body",)
+    done = BALLS + "\n\ndef volume(r):\n" + body + "    return 4 / 3 * math.pi * r ** 3\n"
+    assert find_misses(BALLS, done, ADD_VOLUME, "python") == ()
+
+
+def test_an_added_function_with_another_ones_body_is_a_miss() -> None:
+    area = "/* The area. */\nconst area = (r) => {\n  return r * r;\n}\n"
+    for language, document, copied, source in (
+            ("python", BALLS, BALLS + "\n\ndef volume(r):\n    return 2 * math.pi * r\n",
+             "circumference"),
+            ("javascript", area, area + "const volume = (r) => {\n  return r * r;\n}\n", "area")):
+        assert find_misses(document, copied, ADD_VOLUME, language) == (
+            f"the edit added volume with the body of {source}",)
+    # The same body under a name the instruction does not add is no miss of this kind.
+    twin = BALLS + "\n\ndef perimeter(r):\n    return 2 * math.pi * r\n"
+    assert not any("body" in miss for miss in find_misses(BALLS, twin, ADD_VOLUME, "python"))

@@ -404,3 +404,25 @@ def test_an_added_functions_first_line_closed_alone_goes_on_once_more() -> None:
     assert second is not None and (second.index, second.token) == (at, ord(" "))
     guard.forget(second.index)
     assert guard.retry(_write(guard, opened, {at: (ord(" "), 9.0)})) is None  # then kept
+
+
+@pytest.mark.parametrize("ending", ["\n\ndef volume(r):\n",
+                                    '\n\ndef volume(r):\n    """The volume of a ball."""\n',
+                                    "\n\ndef volume(r):\n    # a ball\n    pass\n"])
+def test_an_added_function_without_a_body_goes_on_at_any_margin(ending: str) -> None:
+    # Its first line alone (it would take area's body), or a header with a docstring, comment
+    # or pass only (a function that returns nothing): a miss as it stands, so the model goes on
+    # past the close however sure it was of it.
+    stub = BLOCK_OPEN + HEAD + DIVIDER + UNIT + ending + BLOCK_CLOSE
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True,
+                            adding=((4, 5),), added=("volume",), language="python")
+    at = stub.index(BLOCK_CLOSE)
+    retry = guard.retry(_write(guard, stub, {at: (ord(" "), 1.0)}))
+    assert retry is not None and (retry.index, retry.token, retry.margin) == (at, ord(" "), 9.0)
+    # A body that does something is kept, and so is a block away from the addition's places.
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True,
+                            adding=((4, 5),), added=("volume",), language="python")
+    assert guard.retry(_write(guard, ADD, {ADD.index(BLOCK_CLOSE): (ord(" "), 1.0)})) is None
+    guard = UnchangedBlocks(split_lines(DOCUMENT), TOKENS, [EOS], heads=True,
+                            adding=((1, 1),), added=("volume",), language="python")
+    assert guard.retry(_write(guard, stub, {at: (ord(" "), 1.0)})) is None

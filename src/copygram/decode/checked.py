@@ -65,7 +65,9 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
                 yield event
                 continue
             result = event.result
-            damage = _cut_short(result) + find_damage(document, result.text, language=language)
+            # An edit's own verdict (a scoped rewrite that missed: decode.scoped), then the checks.
+            damage = (result.damage + _cut_short(result)
+                      + find_damage(document, result.text, language=language))
             if not damage and redo is not None and on_damage == "rewrite" and instruction:
                 damage = tuple(Damage("missed", miss) for miss in
                                find_misses(document, result.text, instruction, language))

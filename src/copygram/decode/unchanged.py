@@ -36,9 +36,11 @@ closing marker, and the token the model's best other one there at any margin, a 
 included: the model goes on after the unit (a blank line, then the new one). Such a block that
 then closes where the file no longer parses (the new function's first line, ``{`` left open) is
 taken back once more, as any block that breaks the parse is; so is one that ends with the new
-definition's first line (``const f = (n) => {``): read as a head block that stops where a body
-begins, it replaces only the place's header, and the new definition takes the place's body
-(a JavaScript program on a 1,056-line file read so).
+definition's first line (``const f = (n) => {``: read as a head block that stops where a body
+begins, it replaces only the place's header, and the new definition takes the place's body; a
+JavaScript program on a 1,056-line file read so) or gives it nothing in its body (its header
+and docstring alone: a Python program on a 728-line file), the two at any margin: as they
+stand they are misses.
 
 Once per block (but for that): the block written again is kept whatever it holds. Only the model's own greedy
 choices are candidates (a token the grammar forced was no choice; a sampled run keeps its
@@ -67,6 +69,7 @@ import numpy as np
 import numpy.typing as npt
 
 from copygram.errors import ProgramSyntaxError
+from copygram.language.additions import empty_definitions
 from copygram.language.block_scan import BlockScanner, BlockSpan
 from copygram.language.damage import LANGUAGES, parses
 from copygram.language.search_replace import (
@@ -200,7 +203,10 @@ class UnchangedBlocks:
                     reason = "addition"
                 if found is None and block is not None and leaves_unchanged(block, self._lines):
                     found, reason = self._best_change(program, span), "unchanged"
-            if found is None and reason != "unchanged" and self._breaks(block):
+            if found is None and reason != "unchanged" and self._unfinished_addition(block):
+                # Known wrong as it stands: the model goes on at any margin.
+                found, reason = self._go_on(program, span, margin=None), "breaks"
+            elif found is None and reason != "unchanged" and self._breaks(block):
                 found, reason = self._go_on(program, span), "breaks"
             if found is None:
                 continue
@@ -257,22 +263,28 @@ class UnchangedBlocks:
         return bool(self._added) and any(start <= block.search.start <= end
                                          for start, end in self._adding)
 
-    def _header_of_added(self, block: Block) -> bool:
-        """Whether ``block`` heads an addition's place, writes an added name and stops where a
-        body would begin (a head block's replacement that ends opening a body replaces only
-        its unit's header, :func:`~copygram.language.search_replace.head_run`): the new
-        definition's first line written, the place's body left to it."""
-        return (self._at_place(block) and block.search.end < unit_end(self._lines,
-                                                                      block.search.start)
-                and any(_word(name).search(block.replacement) for name in self._added))
+    def _unfinished_addition(self, block: Block | None) -> bool:
+        """Whether ``block`` heads an addition's place and writes an added name, but stops
+        where the new definition's body would begin (a head block's replacement that ends
+        opening a body replaces only its unit's header,
+        :func:`~copygram.language.search_replace.head_run`: the new definition would take the
+        place's body) or gives it nothing in its body
+        (:func:`~copygram.language.additions.empty_definitions`: its header and docstring
+        alone). Either is a miss as it stands (:func:`~copygram.language.targets.find_misses`).
+        A parse of the replacement."""
+        if block is None or not self._at_place(block):
+            return False
+        written = {name for name in self._added if _word(name).search(block.replacement)}
+        if not written:
+            return False
+        if block.search.end < unit_end(self._lines, block.search.start):
+            return True
+        return bool(empty_definitions(block.replacement, written, self._language))
 
     def _breaks(self, block: Block | None) -> bool:
         """Whether ``block`` (the block just closed, as read), applied alone, makes the document,
-        which parses, no longer parse, or writes an added definition's first line alone
-        (:meth:`_header_of_added`: it would take the place's body). An empty replacement (a
-        removal) is left to the damage check. One parse (and the document's, once)."""
-        if block is not None and self._header_of_added(block):
-            return True
+        which parses, no longer parse. An empty replacement (a removal) is left to the damage
+        check. One parse (and the document's, once)."""
         if self._language is None:
             return False
         if block is None or not block.replacement:

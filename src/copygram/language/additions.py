@@ -81,4 +81,40 @@ def addition_places(document: str, instruction: str, language: str | None) -> Sc
     return tuple(sorted(places))
 
 
-__all__ = ["HEAD_STATEMENT_LINES", "added_names", "addition_places"]
+# A body line that holds no work once comments and docstrings are blanked.
+_EMPTY_BODY_LINE = re.compile(r"^\s*(?:pass|\.\.\.|[{};]*)\s*$")
+
+
+def empty_definitions(text: str, names: frozenset[str] | set[str],
+                      language: str | None) -> frozenset[str]:
+    """The ``names`` that ``text`` defines with nothing in their body: a definition of several
+    lines whose lines after the first hold no code once comments and docstrings are blanked
+    (:func:`~copygram.language.definitions.code_lines`; ``pass``, ``...`` and lone braces are
+    none). A function asked for and written as its header and docstring alone (the default
+    model's added ``prod_signs`` on a large row) returns nothing. Milliseconds."""
+    if not names:
+        return frozenset()
+    regions = definitions(text, language)
+    lines = split_lines(text)
+    code = code_lines(lines)
+    empty = set()
+    for name in names:
+        for start, end in regions.get(name, ()):
+            first = body_start(lines, name, start, end)
+            if first <= end and all(_EMPTY_BODY_LINE.match(line) for line in code[first - 1:end]):
+                empty.add(name)
+    return frozenset(empty)
+
+
+def body_start(lines: list[str], name: str, start: int, end: int) -> int:
+    """The first line (1-based) after the line whose code names ``name`` in its definition's
+    lines ``start``-``end`` (a span of :func:`~copygram.language.definitions.definitions` holds
+    the comment above it, which may mention the name), ``end + 1`` where none follows."""
+    word = re.compile(rf"(?<![A-Za-z0-9_$]){re.escape(name)}(?![A-Za-z0-9_$])")
+    code = code_lines(lines[start - 1:end])
+    header = next((start + k for k, line in enumerate(code) if word.search(line)), end)
+    return header + 1
+
+
+__all__ = ["HEAD_STATEMENT_LINES", "added_names", "addition_places", "body_start",
+           "empty_definitions"]

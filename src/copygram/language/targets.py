@@ -63,7 +63,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from copygram.language.additions import added_names, addition_places
+from copygram.language.additions import (
+    added_names,
+    addition_places,
+    body_start,
+    empty_definitions,
+)
 from copygram.language.asks import (
     FOR_FILE,
     asked_renames,
@@ -157,7 +162,32 @@ def find_misses(before: str, after: str, instruction: str,
     for name in sorted(introduced(instruction) - present_before):
         if name not in present_after:
             misses.append(f"{name} is introduced by the instruction and the edit never wrote it")
+    misses += _unwritten_additions(before, after, instruction, language)
     return tuple(misses)
+
+
+def _unwritten_additions(before: str, after: str, instruction: str,
+                         language: str | None) -> list[str]:
+    """A definition the instruction adds that the edit wrote as its header alone (nothing in
+    its body but documentation) or with another definition's body, line for line: the default
+    model's added functions on the large rows were both, and their files parsed."""
+    added = added_names(before, instruction) & set(_WORD.findall(after))
+    if not added:
+        return []
+    misses = [f"the edit added {name} with nothing in its body"
+              for name in sorted(empty_definitions(after, added, language))]
+    old_lines, new_lines = split_lines(before), split_lines(after)
+    bodies = {"".join(old_lines[body_start(old_lines, name, start, end) - 1:end]).strip(): name
+              for name, spans in definitions(before, language).items() for start, end in spans}
+    bodies.pop("", None)
+    for name, spans in sorted(definitions(after, language).items()):
+        if name not in added:
+            continue
+        copied = {bodies.get("".join(new_lines[body_start(new_lines, name, start, end) - 1:end])
+                             .strip()) for start, end in spans}
+        misses += [f"the edit added {name} with the body of {other}"
+                   for other in sorted(n for n in copied if n is not None)]
+    return misses
 
 
 def targets_definitions(document: str, instruction: str, language: str | None) -> bool:

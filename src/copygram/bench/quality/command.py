@@ -23,11 +23,13 @@ from copygram.bench.quality.approaches import (
     program_approach,
     rewrite_mode_approach,
 )
+from copygram.bench.quality.excerpt import excerpt_approach
 from copygram.bench.quality.report import markdown_table, pool, write_plot
 from copygram.bench.quality.scoring import (
     APPROACHES,
     AUTO,
     DEFAULT_APPROACHES,
+    EXCERPT,
     LOOKUP,
     PROGRAM,
     QUALITY_DATASETS,
@@ -65,8 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approaches", default=",".join(DEFAULT_APPROACHES),
                         help=f"comma-separated, from {', '.join(APPROACHES)} (default: "
                              f"{','.join(DEFAULT_APPROACHES)}; {LOOKUP} loads a second model "
-                             "and decodes every row once more; 'none': only the "
-                             "--program-config routes)")
+                             f"and decodes every row once more; {EXCERPT}: the redo of a "
+                             "missed program alone, an excerpt of a long file rewritten; "
+                             "'none': only the --program-config routes)")
     parser.add_argument("--program-config", action="append", default=[], metavar="TOML",
                         help="also run program mode with this session config (a TOML file of "
                              "session keys; the model is shared), as approach "
@@ -314,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
         runners[name] = (program_approach(session) if name == PROGRAM
                          else program_approach(auto) if name == AUTO
                          else rewrite_mode_approach(rewriting) if name == REWRITE_MODE
+                         else excerpt_approach(rewriting) if name == EXCERPT
                          else RewriteBaseline(session.backend, rewriting.prompt_builder))
         # The baseline's prompt is rewrite mode's (rewrite_request); auto's, the prompt of the
         # mode it picks for the row.

@@ -16,7 +16,7 @@ from copygram.bench.data import EditRow
 from copygram.bench.testrun import DEFAULT_TIMEOUT_S, TestOutcome, has_tests, run_tests
 from copygram.language.damage import find_damage
 
-__all__ = ["APPROACHES", "AUTO", "DEFAULT_APPROACHES", "LOOKUP", "PROGRAM", "QUALITY_DATASETS", "REWRITE",
+__all__ = ["APPROACHES", "AUTO", "DEFAULT_APPROACHES", "EXCERPT", "LOOKUP", "PROGRAM", "QUALITY_DATASETS", "REWRITE",
            "REWRITE_MODE", "UNCHANGED", "Approach",
            "ApproachResult", "RowQuality", "evaluate_row", "exact_match", "floor_row",
            "line_similarity", "repeat_row", "score"]
@@ -25,9 +25,10 @@ PROGRAM = "program"
 AUTO = "auto"
 REWRITE = "rewrite"
 REWRITE_MODE = "rewrite-mode"
+EXCERPT = "rewrite-excerpt"
 LOOKUP = "lookup"
 UNCHANGED = "copy_unchanged"
-APPROACHES = (PROGRAM, REWRITE, REWRITE_MODE, AUTO, LOOKUP)
+APPROACHES = (PROGRAM, REWRITE, REWRITE_MODE, AUTO, LOOKUP, EXCERPT)
 DEFAULT_APPROACHES = (AUTO, PROGRAM, REWRITE, REWRITE_MODE)
 """``lookup`` is left out by default: it loads a second model and decodes every row once more
 (about as long again as the baseline's decode), for a speed comparison, not a quality one."""
