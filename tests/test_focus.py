@@ -160,12 +160,23 @@ def test_an_excerpt_shows_the_head_and_the_named_definitions_only() -> None:
     assert splice(DOCUMENT, view, view.text) == DOCUMENT
 
 
-def test_no_excerpt_for_a_rename_an_addition_or_nothing_named() -> None:
+def test_no_excerpt_for_a_rename_or_nothing_named() -> None:
     for instruction in ("Rename the function mean to average and update every call of it.",
-                        "Add a function mode(values) that returns the most common value.",
                         "Make the code faster."):
         assert excerpt_view(DOCUMENT, instruction, "python") is None
     assert excerpt_view(DOCUMENT, "Fix bugs in mean.", "text") is None
+
+
+def test_an_additions_excerpt_is_the_head_and_its_places() -> None:
+    # The new unit goes after the head's last statement or the last definition: the excerpt
+    # shows those, and a rewrite that appends the function lands after the last one.
+    view = excerpt_view(DOCUMENT, "Add a function mode_of(values) that returns the most "
+                                  "common value.", "python")
+    assert view is not None and view.shown[0][0] == 1 and view.shown[-1] == _span("spread")
+    assert "def mean(" not in view.text
+    added = view.text + "\n\ndef mode_of(values):\n    return max(values, key=values.count)\n"
+    edited = splice(DOCUMENT, view, added)
+    assert edited == DOCUMENT + "\n\ndef mode_of(values):\n    return max(values, key=values.count)\n"
 
 
 def test_a_spliced_rewrite_changes_the_runs_it_shows_and_nothing_else() -> None:

@@ -4,10 +4,10 @@ A program for a file of 300-1,500 lines that misses (a definition it names left 
 parse it breaks, a block written twice) was redone in rewrite mode over the whole file: 3-25
 minutes of prefill, verify forwards and decode on a 2-core CPU, often for a rewrite that failed
 too (docs/quality.md, "Files of 300-1,500 lines"). Where the instruction targets definitions of
-the document ("Fix bugs in parse and render", "Replace the docstring of f with ..."), its edit
-lies in them, so the redo first rewrites an **excerpt**
-(:func:`~copygram.language.focus.excerpt_view`: the file's head and those definitions, each run
-between them one elision line) in rewrite mode, as it would a file (the excerpt its verified
+the document ("Fix bugs in parse and render", "Replace the docstring of f with ...") or adds a
+unit after one of its places ("Add a function f(x): ..."), its edit lies there, so the redo
+rewrites an **excerpt** instead (:func:`~copygram.language.focus.excerpt_view`: the file's head
+and those definitions or places, each run between them one elision line) in rewrite mode, as it would a file (the excerpt its verified
 draft, plain greedy's output token for token), and puts each rewritten run back where it was
 (:func:`~copygram.language.focus.splice`). The result is read against the whole document by the
 same checks as any redo's (:func:`~copygram.language.damage.find_damage`), and also by

@@ -104,18 +104,19 @@ def excerpt_view(document: str, instruction: str, language: str | None, *,
                  reading: Reading | None = None) -> View | None:
     """The part of ``document`` a rewrite of what ``instruction`` names needs (a **scoped
     rewrite**, :mod:`copygram.decode.scoped`): the file's head (as :func:`focus_view`'s) and the
-    definitions the instruction targets (:func:`~copygram.language.targets.named_reach`), each
-    with the comment above it, every run between them one elision line; no elision before the
-    first or after the last. ``None`` where the instruction targets none of its definitions,
-    asks a rename or an addition (their reach is a few places, not the units to write again),
-    the language has no comment, or the excerpt would be the whole file. ``reading``: as
-    :func:`focus_view` takes it. Milliseconds."""
+    definitions the instruction targets (:func:`~copygram.language.targets.named_reach`; for an
+    addition, its places: the new unit is written after one), each with the comment above it,
+    every run between them one elision line; no elision before the first or after the last.
+    ``None`` where the instruction targets none of its definitions, asks a rename (its reach is
+    the first few uses, not every unit to write again), the language has no comment, or the
+    excerpt would be the whole file. ``reading``: as :func:`focus_view` takes it.
+    Milliseconds."""
     if language not in _COMMENT:
         return None
     if reading is None:
         reading = read_edit(document, instruction, language)
     reach = reading.reach
-    if reading.renamed or reading.places or not reach:
+    if reading.renamed or not reach:
         return None
     lines = split_lines(document)
     head = _head(lines, definitions(document, language), HEAD_LINES)
