@@ -177,6 +177,12 @@ def test_an_additions_excerpt_is_the_head_and_its_places() -> None:
     added = view.text + "\n\ndef mode_of(values):\n    return max(values, key=values.count)\n"
     edited = splice(DOCUMENT, view, added)
     assert edited == DOCUMENT + "\n\ndef mode_of(values):\n    return max(values, key=values.count)\n"
+    # One that speaks of every function sees each one's first line, as the view does.
+    every = excerpt_view(DOCUMENT, "Add an `__all__` list at the top of the module that names "
+                         "every top-level function.", "python")
+    assert every is not None and splice(DOCUMENT, every, every.text) == DOCUMENT
+    assert all(f"def {name}(values):\n" in every.text for name, _, _ in FUNCTIONS)
+    assert "step_3" not in every.text
 
 
 def test_a_spliced_rewrite_changes_the_runs_it_shows_and_nothing_else() -> None:

@@ -106,7 +106,8 @@ def excerpt_view(document: str, instruction: str, language: str | None, *,
     rewrite**, :mod:`copygram.decode.scoped`): the file's head (as :func:`focus_view`'s) and the
     definitions the instruction targets (:func:`~copygram.language.targets.named_reach`; for an
     addition, its places: the new unit is written after one), each with the comment above it,
-    every run between them one elision line; no elision before the first or after the last.
+    every run between them one elision line, no elision before the first or after the last; an
+    addition that names every definition sees the first line of each, as in the view.
     ``None`` where the instruction targets none of its definitions, asks a rename (its reach is
     the first few uses, not every unit to write again), the language has no comment, or the
     excerpt would be the whole file. ``reading``: as :func:`focus_view` takes it.
@@ -119,9 +120,12 @@ def excerpt_view(document: str, instruction: str, language: str | None, *,
     if reading.renamed or not reach:
         return None
     lines = split_lines(document)
-    head = _head(lines, definitions(document, language), HEAD_LINES)
-    shown = _merge([*head, *(_with_comment(lines, span) for requirement in reach
-                             for span in requirement)], gap=_SMALL_GAP)
+    defined = definitions(document, language)
+    head = _head(lines, defined, HEAD_LINES)
+    spans = [_with_comment(lines, span) for requirement in reach for span in requirement]
+    if names_every_definition(instruction) and reading.places:
+        spans += _outline(lines, defined, CONTEXT_LINES)  # the names it must list, as the view
+    shown = _merge([*head, *spans], gap=_SMALL_GAP)
     if shown == ((1, len(lines)),):
         return None
     return View(_render(lines, shown, language, ends=False), shown)
