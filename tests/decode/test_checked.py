@@ -174,3 +174,12 @@ def test_a_program_that_edits_another_function_than_the_one_named_is_redone() ->
     assert len(redo) == 1 and [d.kind for d in redo[0].result.damage] == ["unfinished"]
     assert redo[0].result.program_text.startswith(wrong)
     assert isinstance(events[-1], DoneEvent) and events[-1].result.text == fixed
+
+
+def test_a_redo_that_still_misses_is_refused_not_reported_as_an_edit() -> None:
+    # The rewrite that redoes the damaged rename writes the file as it was: no edit, so the
+    # session says so instead of returning it as a success.
+    with pytest.raises(DamagedEditError, match="left code that uses mean") as caught:
+        session(FOUR_AVERAGES, STATS, touch_named=False).edit(STATS, "Rename mean to average.")
+    assert {d.kind for d in caught.value.damage} == {"missed"}
+    assert "redone in rewrite mode" in str(caught.value)

@@ -6,8 +6,10 @@ parsed and no longer does, a definition duplicated, a name used and no longer de
 happens to a damaged one is the session's ``on_damage``:
 
 * ``"rewrite"`` (the default): program mode's edit is done again in rewrite mode, on the same
-  model, and that result is checked in turn (rewrite mode's own edits have nothing to fall back
-  to and are refused). Rewrite mode is the fallback because it is plain greedy decoding of the
+  model, and that result is checked in turn, for misses too: a redo that still damages the file
+  or misses what the instruction names is refused (rewrite mode's own edits, chosen by the
+  session, have nothing to fall back to: a damaged one is refused). In a long file the redo
+  rewrites an excerpt (:mod:`copygram.decode.scoped`). Rewrite mode is the fallback because it is plain greedy decoding of the
   whole file (docs/rewrite.md): it cannot misplace a block, and a model writes renames and
   spread-out edits whole. A program that never finishes (the model repeats itself past its
   budget: a :class:`~copygram.errors.GenerationError`) is redone so too, marked ``unfinished``,
@@ -93,9 +95,13 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
         if not isinstance(again, DoneEvent):
             yield again
             continue
-        # A redo's own verdict (a scoped rewrite that missed: decode.scoped), then the checks.
+        # A redo's own verdict (a scoped rewrite that missed: decode.scoped), then the checks:
+        # a redo that still misses what the instruction names is no edit to report either.
         second = (again.result.damage + _cut_short(again.result)
                   + find_damage(document, again.result.text, language=language))
+        if not second and instruction:
+            second = tuple(Damage("missed", miss) for miss in
+                           find_misses(document, again.result.text, instruction, language))
         if second:
             raise _refusal(dataclasses.replace(again.result, damage=second, redone=damaged),
                            second, redone=damaged)
