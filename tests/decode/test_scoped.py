@@ -91,3 +91,26 @@ def test_a_short_file_is_redone_whole() -> None:
     assert len([e for e in events if isinstance(e, RedoEvent)]) == 1
     result = _result(events).result
     assert result.text == FIXED and result.stats.scope_lines == 0
+
+
+def test_an_added_unit_may_make_the_excerpts_rewrite_longer_than_the_excerpt() -> None:
+    # The output budget is the whole file's: a new function after the place outgrows the
+    # excerpt's own (1.5x its tokens), and must not be cut short.
+    from copygram.decode.document import EditDocument
+    from copygram.decode.policies import SamplingPolicy
+    from copygram.decode.scoped import stream_scoped
+
+    instruction = "Add a function mode_of(values) that returns the most common value."
+    view = excerpt_view(STATS, instruction, "python")
+    assert view is not None
+    added = "\n\ndef mode_of(values):\n" + "".join(
+        f"    # step {i}: count the values and keep the most common one seen so far\n"
+        for i in range(12)) + "    return max(values, key=values.count)\n"
+    assert len(added) > len(view.text) // 2 + 64
+    session = EditSession(PromptedBackend(STATS, replies=((REWRITE_SYSTEM, view.text + added),)),
+                          mode="rewrite", focus_tokens=64)
+    document = EditDocument(STATS, session.backend.tokenize)
+    done = list(stream_scoped(session.setup(), document, instruction,
+                              SamplingPolicy(session.sampling), view))[-1]
+    assert isinstance(done, DoneEvent) and done.result.stop_reason == "eos"
+    assert "def mode_of(values):" in done.result.text and done.result.damage == ()

@@ -136,16 +136,19 @@ def edit_budget(setup: EditSetup, document_tokens: int) -> int:
 
 
 def stream_rewrite(setup: EditSetup, document: EditDocument, instruction: str,
-                   policy: Policy, prediction: str | None = None) -> Iterator[Event]:
+                   policy: Policy, prediction: str | None = None,
+                   budget_tokens: int | None = None) -> Iterator[Event]:
     """One rewrite-mode edit: the prompt, the room check (the prompt and about the document's
     tokens again must fit), then :func:`~copygram.decode.plain_text.generate` drafting from
     ``prediction`` (default: the document). Yields its token and span events, then a
     :class:`DoneEvent` whose :class:`EditResult` has the extracted document as ``text``, the
     model's output as ``raw`` (and ``program_text``) and the run's ``stop_reason``;
-    ``program`` is one gen op of the text."""
+    ``program`` is one gen op of the text. ``budget_tokens``: the document length the output
+    budget is sized for (:func:`edit_budget`; default the document's own: an excerpt's
+    rewrite gets the whole file's, as a new unit makes it longer than the excerpt)."""
     prompt = prompt_ids(setup, document.text, instruction)
     check_fits(setup.backend, prompt, document)
-    budget = edit_budget(setup, len(document.tokens))
+    budget = edit_budget(setup, len(document.tokens) if budget_tokens is None else budget_tokens)
     source = prediction_source(setup, document.text if prediction is None else prediction, prompt)
     for event in generate(setup, prompt, policy, max_tokens=budget, source=source):
         if not isinstance(event, DoneEvent):

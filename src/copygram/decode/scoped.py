@@ -76,7 +76,10 @@ def stream_scoped(setup: EditSetup, document: EditDocument, instruction: str, po
     rewrite as ``raw``; ``damage`` ``marker`` where the rewrite did not keep the excerpt's
     elision lines (``text`` is then the document as it was)."""
     excerpt = EditDocument(view.text, setup.backend.tokenize)
-    for event in stream_rewrite(setup, excerpt, instruction, policy):
+    # The whole file's budget: an added unit makes the output longer than the excerpt (the
+    # default model's added function on a 9-line excerpt ran past the excerpt's own budget).
+    for event in stream_rewrite(setup, excerpt, instruction, policy,
+                                budget_tokens=len(document.tokens)):
         if isinstance(event, PrefillEvent):
             yield event
         if not isinstance(event, DoneEvent):
