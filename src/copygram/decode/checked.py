@@ -9,8 +9,8 @@ happens to a damaged one is the session's ``on_damage``:
   model, and that result is checked in turn, for misses too: a redo that still damages the file
   or misses what the instruction names is refused (rewrite mode's own edits, chosen by the
   session, have nothing to fall back to: a damaged one is refused). In a long file the redo
-  rewrites an excerpt (:mod:`copygram.decode.scoped`). Rewrite mode is the fallback because it is plain greedy decoding of the
-  whole file (docs/rewrite.md): it cannot misplace a block, and a model writes renames and
+  rewrites an excerpt (:mod:`copygram.decode.scoped`). Rewrite mode is the fallback because it
+  is plain greedy decoding of the whole file (docs/rewrite.md): it cannot misplace a block, and a model writes renames and
   spread-out edits whole. A program that never finishes (the model repeats itself past its
   budget: a :class:`~copygram.errors.GenerationError`) is redone so too, marked ``unfinished``,
   and so is one that missed what the instruction names (a definition it names left untouched,
@@ -70,9 +70,8 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
             # An edit's own verdict (a scoped rewrite that missed: decode.scoped), then the checks.
             damage = (result.damage + _cut_short(result)
                       + find_damage(document, result.text, language=language))
-            if not damage and redo is not None and on_damage == "rewrite" and instruction:
-                damage = tuple(Damage("missed", miss) for miss in
-                               find_misses(document, result.text, instruction, language))
+            if not damage and redo is not None and on_damage == "rewrite":
+                damage = missed(document, result.text, instruction, language)
             if not damage:
                 yield event
                 return
@@ -99,14 +98,24 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
         # a redo that still misses what the instruction names is no edit to report either.
         second = (again.result.damage + _cut_short(again.result)
                   + find_damage(document, again.result.text, language=language))
-        if not second and instruction:
-            second = tuple(Damage("missed", miss) for miss in
-                           find_misses(document, again.result.text, instruction, language))
+        if not second:
+            second = missed(document, again.result.text, instruction, language)
         if second:
             raise _refusal(dataclasses.replace(again.result, damage=second, redone=damaged),
                            second, redone=damaged)
         yield DoneEvent(dataclasses.replace(again.result, redone=damaged), again.text)
         return
+
+
+def missed(document: str, text: str, instruction: str,
+           language: str | None) -> tuple[Damage, ...]:
+    """What ``text`` (an edit of ``document``) missed of what ``instruction`` names, as damage of
+    kind ``missed`` (:func:`~copygram.language.targets.find_misses`; none for no instruction).
+    Milliseconds: a parse of each text."""
+    if not instruction:
+        return ()
+    return tuple(Damage("missed", miss) for miss in
+                 find_misses(document, text, instruction, language))
 
 
 def _cut_short(result: EditResult) -> tuple[Damage, ...]:
@@ -153,4 +162,4 @@ def _refusal(result: EditResult, damage: tuple[Damage, ...],
         result=result, damage=damage)
 
 
-__all__ = ["checked"]
+__all__ = ["checked", "missed"]

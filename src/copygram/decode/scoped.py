@@ -14,14 +14,15 @@ back where it was (:func:`~copygram.language.focus.splice`). The result is read 
 whole document by the same checks as any redo's (:func:`~copygram.language.damage.find_damage`,
 :func:`~copygram.language.targets.find_misses`): one that still misses what the instruction
 names is refused (:class:`~copygram.errors.DamagedEditError`, kind ``missed``), not written as
-a success. A rewrite that dropped or changed an elision line (its runs cannot be put back) is
+a success (by the check of every redo, :func:`~copygram.decode.checked.checked`). A rewrite
+that dropped or changed an elision line (its runs cannot be put back) is
 redone over the whole file, as every redo was before.
 
 Why not the whole file after a miss: on those rows the default model's excerpt rewrites pass 3
 of 20 in 772 s in all (the whole file's rewrites 1 of 20 in 10,058 s); on the 15 whose
 instruction names definitions the excerpt rewrites pass none and the whole file's none of the
-12 run: a second, whole-file try would cost minutes for nothing. A session that wants the whole file rewritten
-asks for it (``mode = "rewrite"``).
+12 run: a second, whole-file try would cost minutes for nothing. A session that wants the
+whole file rewritten asks for it (``mode = "rewrite"``).
 
 Cost: a rewrite of the excerpt (its lines, not the file's); the token and span events of that
 rewrite are not passed on (their text is the excerpt's, not the file's): the
@@ -42,7 +43,6 @@ from copygram.language.damage import Damage
 from copygram.language.focus import View, excerpt_view, splice
 from copygram.language.ops import Gen, Program
 from copygram.language.reading import Reading
-from copygram.language.targets import find_misses
 
 
 def scoped_redo(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
@@ -64,7 +64,7 @@ def scoped_redo(setup: EditSetup, document: EditDocument, instruction: str, poli
     chosen = view
 
     def redo() -> Iterator[Event]:
-        return _scoped_then_whole(setup, document, instruction, policy, language, chosen, whole)
+        return _scoped_then_whole(setup, document, instruction, policy, chosen, whole)
 
     return redo
 
@@ -97,7 +97,7 @@ def stream_scoped(setup: EditSetup, document: EditDocument, instruction: str, po
 
 
 def _scoped_then_whole(setup: EditSetup, document: EditDocument, instruction: str,
-                       policy: Policy, language: str | None, view: View,
+                       policy: Policy, view: View,
                        whole: Callable[[], Iterator[Event]]) -> Iterator[Event]:
     for event in stream_scoped(setup, document, instruction, policy, view):
         if not isinstance(event, DoneEvent):
@@ -108,13 +108,10 @@ def _scoped_then_whole(setup: EditSetup, document: EditDocument, instruction: st
             yield RedoEvent(result)
             yield from whole()
             return
-        # A rewrite of what the instruction names that leaves it as it was is no edit: it
-        # counts as damage, so the session refuses it (decode.checked) instead of writing it
-        # as a success or rewriting the whole file, which on these edits measured no better
-        # (module doc).
-        missed = tuple(Damage("missed", miss) for miss in
-                       find_misses(document.text, result.text, instruction, language))
-        yield DoneEvent(dataclasses.replace(result, damage=missed), event.text)
+        # A rewrite of what the instruction names that leaves it as it was is no edit: the
+        # redo's check (decode.checked) refuses it as missed instead of rewriting the whole
+        # file, which on these edits measured no better (module doc).
+        yield event
         return
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from copygram.bench.data import EditRow
 from copygram.bench.quality.approaches import time_split
 from copygram.bench.quality.scoring import Approach, ApproachResult, row_language
-from copygram.decode.checked import checked
+from copygram.decode.checked import checked, missed
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, EditResult
 from copygram.decode.policies import SamplingPolicy
@@ -46,6 +46,10 @@ def excerpt_approach(session: EditSession) -> Approach:
         except CopygramError as exc:
             return None, {}, f"{type(exc).__name__}: {exc}"
         assert result is not None, "the redo ended without a result"
+        # As the session's redo is checked (decode.checked): one that misses is refused.
+        misses = missed(row.before, result.text, row.instruction, language)
+        if misses:
+            return None, {}, "DamagedEditError: " + "; ".join(str(d) for d in misses)
         stats = result.stats
         return result.text, {"scope_lines": stats.scope_lines, "prompt_tokens": stats.prompt_tokens,
                              "decoded_tokens": stats.decoded_tokens, "gen_s": stats.wall_s,
