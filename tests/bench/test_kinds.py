@@ -40,7 +40,8 @@ def _py_problem(i: int) -> EditRow:
     name = f"scale_{i}"
     imports = "from typing import List\n\n\n" if i % 2 else ""
     helper = "def _shared():\n    return 0\n\n\n" if i in (3, 4) else ""  # 3 and 4 collide
-    body = (f"{imports}{helper}def {name}(values: List[int], factor: int) -> List[int]:\n"
+    ann = "List[int]" if imports else "list[int]"  # a file of even problems only imports nothing
+    body = (f"{imports}{helper}def {name}(values: {ann}, factor: int) -> {ann}:\n"
             f'    """Multiply every value by factor and add {i + 1}.\n\n'
             f"    >>> {name}([1, 2], 3)\n    [{3 + i + 1}, {6 + i + 1}]\n    \"\"\"\n"
             f"    result = []\n    for value in values:\n"
@@ -126,16 +127,46 @@ def test_a_docstring_row_fails_the_file_left_as_it_was(language: str) -> None:
         assert "still holds the line" in run_tests(row, both).tail
 
 
+@pytest.mark.parametrize("language", ["python", pytest.param("js", marks=needs_node)])
+@pytest.mark.parametrize("kind", ["remove_parameter", "remove_branch"])
+def test_a_removal_row_fails_the_file_left_as_it_was(language: str, kind: str) -> None:
+    # The parameter no test passes and the branch that never runs: the tests pass the file as
+    # it was, the text check does not; removing the whole function fails the tests.
+    for row in _built(language, kinds=(kind,), sizes=("small", "medium")):
+        check = row_meta(row)["text_check"]
+        assert isinstance(check, dict) and check["absent"]
+        assert bool(check["present"]) == (kind == "remove_parameter")
+        assert run_tests(row, str(row["after"])).passed
+        outcome = run_tests(row, str(row["before"]))
+        assert outcome.status == "fail"
+        assert ("lacks the line" if check["present"] else "still holds the line") in outcome.tail
+        target = row_meta(row)["targets"]
+        assert isinstance(target, list)
+        gone = "\n".join(line for line in str(row["after"]).splitlines()
+                         if not re.search(rf"\b{target[0]}\b", line))
+        assert not run_tests(row, gone).passed
+
+
+def test_the_text_check_reads_lines_without_their_whitespace() -> None:
+    row = {"meta": {"text_check": kinds.changed_lines("int f(int a, int* calls){\n}\n",
+                                                       "int f(int a){\n}\n")}}
+    assert text_check(row, "int f(int  a) {\n}\n") is None
+    assert text_check(row, "int f(int a,int*calls){\n}\n") is not None
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["a", "  b", "c ", "", "d", "e"]), max_size=8),
-       st.lists(st.sampled_from(["a", "b", "x", "", "  y", "z"]), max_size=8))
+@given(st.lists(st.sampled_from(["a", "  b", "c ", "", "d", "e", "f g", "fg"]), max_size=8),
+       st.lists(st.sampled_from(["a", "b", "x", "", "  y", "z", "f  g"]), max_size=8))
 def test_changed_lines_pass_the_after_and_fail_a_before_that_differs(
         before: list[str], after: list[str]) -> None:
     old, new = "\n".join(before), "\n".join(after)
     row = {"meta": {"text_check": kinds.changed_lines(old, new)}}
     assert text_check(row, new) is None
-    differ = ({line.strip() for line in before} - {""}) != ({line.strip() for line in after} - {""})
-    assert (text_check(row, old) is not None) == differ
+
+    def bare(lines: list[str]) -> set[str]:
+        return {"".join(line.split()) for line in lines} - {""}
+
+    assert (text_check(row, old) is not None) == (bare(before) != bare(after))
 
 
 def test_kind_rules() -> None:

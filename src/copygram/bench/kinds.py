@@ -15,13 +15,17 @@ gone), ``add_function`` / ``remove_function`` (a whole problem), ``add_parameter
 parameter ``calls`` that records the call (C++: counts it; Java: with an overload keeping the old
 signature), passed on by a caller; tested through a spy), ``top_level`` (add or change a module
 constant, or list every function in ``__all__`` / ``module.exports`` / a ``FUNCTIONS`` or
-``METHODS`` constant), ``docstring`` (a docstring cut to its first sentence), and ``prose`` (one
-paragraph of a concatenated IteraTeR text revised; no tests). ``meta`` holds ``kind``, ``size``,
+``METHODS`` constant), ``docstring`` (a docstring cut to its first sentence),
+``remove_parameter`` (``add_parameter`` the other way round: the parameter, its use and the
+caller's taken out), ``remove_branch`` (a debug branch on a false ``DEBUG`` constant at the start
+of one function taken out; the constant stays), and ``prose`` (one paragraph of a concatenated
+IteraTeR text revised; no tests). ``meta`` holds ``kind``, ``size``,
 ``language``, ``lines``, ``source_ids``, ``targets`` and the test program.
 
-A ``docstring`` row changes nothing a test can call, so its ``meta["text_check"]``
-(:func:`changed_lines`) also asks for the new comment's lines and the absence of the old one's
-(:func:`copygram.bench.testrun.text_check`): the file left as it was fails it.
+A ``docstring``, ``remove_parameter`` or ``remove_branch`` row changes nothing a test can call
+(a comment, a parameter no test passes, a branch that never runs), so its ``meta["text_check"]``
+(:func:`changed_lines`) also asks for the lines the edit writes and the absence of those it
+takes out (:func:`copygram.bench.testrun.text_check`): the file left as it was fails it.
 
 While building, every code row's reference ``after`` must pass its program and its ``before``
 must fail it (run by
@@ -116,14 +120,17 @@ def _code_row(lang: Language, problems: Sequence[Problem], kind: str, size: str,
 
 
 def changed_lines(before: str, after: str) -> dict[str, list[str]]:
-    """A documentation edit's text check (:data:`~copygram.bench.testrun.TEXT_CHECK_KEY`): the
-    non-blank lines ``after`` has and ``before`` lacks (``present``) and those ``before`` has
-    and ``after`` lacks (``absent``), indentation stripped, each once, in file order."""
+    """The text check (:data:`~copygram.bench.testrun.TEXT_CHECK_KEY`) of an edit no test can
+    see: the non-blank lines ``after`` has and ``before`` lacks (``present``) and those
+    ``before`` has and ``after`` lacks (``absent``), indentation stripped, each once, in file
+    order; lines that differ in whitespace only are the same line, as the check reads them."""
     old = [line.strip() for line in before.splitlines()]
     new = [line.strip() for line in after.splitlines()]
-    had, has = set(old), set(new)
-    return {"present": list(dict.fromkeys(line for line in new if line and line not in had)),
-            "absent": list(dict.fromkeys(line for line in old if line and line not in has))}
+    had, has = ({"".join(line.split()) for line in side} for side in (old, new))
+    return {"present": list(dict.fromkeys(line for line in new
+                                          if line and "".join(line.split()) not in had)),
+            "absent": list(dict.fromkeys(line for line in old
+                                         if line and "".join(line.split()) not in has))}
 
 
 def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random) -> dict[str, object] | None:

@@ -22,12 +22,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds_edits import Language, Problem, c_comment_above, shorten_c_comment
+from copygram.bench.kinds_edits import (
+    FLAG,
+    Language,
+    Problem,
+    c_comment_above,
+    shorten_c_comment,
+)
 
 _DECLARATION = re.compile(r"^(?P<ret>[A-Za-z_][\w:<>,\s*&]*?[\w>*&])\s+(?P<name>[A-Za-z_]\w*)"
                           r"\s*\((?P<params>[^()]*)\)\s*\{\s*$")
 _PREPROCESSOR = re.compile(r"^\s*(#|using namespace )")
 _SERIAL = "@SERIAL@"
+_STDIO = re.compile(r"^#include\s*<(stdio\.h|cstdio|bits/stdc\+\+\.h)>")
 _MAIN = re.compile(r"^int\s+main\s*\(\s*\)\s*\{", re.MULTILINE)
 
 
@@ -219,6 +226,16 @@ class CppLanguage(Language):
         forward = self._forward(problem, problem.name, caller or problem.name,
                                 count="first" if caller else "last")
         return self._runner(f"spy_{problem.name}", problem.test, forward)
+
+    def debug_branch(self, block: str, name: str,
+                     imports: frozenset[str]) -> tuple[str, str] | None:
+        found = [i for i, sig in _declarations(block) if sig.name == name]
+        if len(found) != 1 or not any(_STDIO.match(line) for line in imports):
+            return None  # printf needs <stdio.h> (or <cstdio>), which a file may lack
+        lines = block.splitlines()
+        lines[found[0] + 1:found[0] + 1] = [f"    if ({FLAG}) {{",
+                                            f'        printf("{name} called\\n");', "    }"]
+        return "\n".join(lines), f"const bool {FLAG} = false;"
 
     def describe(self, block: str, name: str) -> str | None:
         lines = block.splitlines()

@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 from copygram.bench.data import EditRow
 
 CODE_KINDS = ("bugfix", "multi_bugfix", "rename", "add_function", "remove_function",
-              "add_parameter", "top_level", "docstring")
-BEHAVIOUR_KINDS = frozenset(CODE_KINDS) - {"docstring"}
-"""Kinds whose ``before`` must fail the row's tests (the edit changes what the code does)."""
+              "add_parameter", "remove_parameter", "remove_branch", "top_level", "docstring")
+BEHAVIOUR_KINDS = frozenset(CODE_KINDS) - {"docstring", "remove_parameter", "remove_branch"}
+"""Kinds whose ``before`` must fail the row's tests (the edit changes what the code does); the
+others change nothing a test can call (a comment, a parameter no caller passes, a branch that
+never runs), so a text check judges them beside the tests (:func:`.kinds.changed_lines`)."""
+FLAG = "DEBUG"
+"""The module constant a ``remove_branch`` row's branch tests (its value false)."""
 PREFIXES = ("compute", "find", "get", "calc")
 CONSTANTS = ("VERSION", "MAX_ITEMS", "DEFAULT_TIMEOUT", "RETRY_LIMIT", "ENCODING")
 
@@ -68,6 +72,12 @@ class Language(ABC):
     @abstractmethod
     def spy_test(self, problem: Problem, caller: str | None) -> str: ...
     @abstractmethod
+    def debug_branch(self, block: str, name: str,
+                     imports: frozenset[str]) -> tuple[str, str] | None:
+        """``(block, flag line)``: ``block`` with a branch on :data:`FLAG` at the start of
+        ``name``'s body that prints a debug line, and the line that defines the flag as false
+        (``imports``: the file's, where printing needs one); None where it cannot go in."""
+    @abstractmethod
     def describe(self, block: str, name: str) -> str | None: ...
     @abstractmethod
     def shorten_doc(self, block: str, name: str) -> tuple[str, str] | None: ...
@@ -83,6 +93,13 @@ class Language(ABC):
     def functions(self, text: str) -> list[str]: ...
     @abstractmethod
     def exports(self, names: Sequence[str]) -> tuple[str, bool, str, str]: ...
+
+    def remove_param_instruction(self, name: str) -> str:
+        """The ``remove_parameter`` instruction: the parameter ``calls`` :meth:`add_calls_param`
+        adds, taken out of ``name`` and of the first caller, which passes it on."""
+        return (f"Remove the parameter calls from {name}, with the code in {name} that uses it, "
+                f"and remove it from {self.caller_names[0]} too, which only passes it on to "
+                f"{name}.")
 
     def test_program(self, snippets: Sequence[str]) -> str:
         """A row's whole test program from its snippets (:meth:`run_test`, :meth:`absent`, ...),
@@ -236,6 +253,37 @@ def _add_parameter(lang: Language, chosen: list[Problem], rng: random.Random) ->
                 lang.param_instruction(target.name, changed[1]), tests, [target.name])
 
 
+def _remove_parameter(lang: Language, chosen: list[Problem], rng: random.Random) -> Edit | None:
+    """``add_parameter`` the other way round: the parameter, its use and the caller's, taken out
+    (judged by the tests, the caller's too, and the text check)."""
+    target = rng.choice(chosen)
+    changed = lang.add_calls_param(target.fixed, target.name)
+    if changed is None or not _exclusive(target, chosen):
+        return None
+    caller_before, caller_after = lang.param_callers(target.name)
+    before = [changed[0] if p is target else p.fixed for p in chosen]
+    tests = [*_plain(lang, chosen), lang.run_test(target, lang.caller_names[0])]
+    return Edit([*before, caller_after], [*_fixed(chosen), caller_before],
+                lang.remove_param_instruction(target.name), tests, [target.name])
+
+
+def _remove_branch(lang: Language, chosen: list[Problem], rng: random.Random) -> Edit | None:
+    """A debug branch at the start of one function taken out; the flag it tests stays."""
+    target = rng.choice(chosen)
+    if _word(FLAG).search("\n".join(p.fixed + "\n" + p.test for p in chosen)):
+        return None
+    changed = lang.debug_branch(target.fixed, target.name,
+                                frozenset(line for p in chosen for line in p.imports))
+    if changed is None:
+        return None
+    block, flag = changed
+    instruction = (f"Remove the debug branch at the start of {target.name} (the if statement on "
+                   f"{FLAG} and the print in it); keep the {FLAG} constant and the rest of "
+                   f"{target.name} as they are.")
+    return Edit([block if p is target else p.fixed for p in chosen], _fixed(chosen), instruction,
+                _plain(lang, chosen), [target.name], [flag], [flag])
+
+
 def _value(name: str, rng: random.Random) -> str | int:
     if name == "VERSION":
         return f"{rng.randint(0, 3)}.{rng.randint(0, 9)}.{rng.randint(0, 20)}"
@@ -287,5 +335,6 @@ def make_edit(kind: str, lang: Language, chosen: list[Problem], rng: random.Rand
     if kind == "top_level":
         return _top_level(lang, chosen, rng, any(p.imports for p in chosen))
     builders: dict[str, Callable[[Language, list[Problem], random.Random], Edit | None]] = {
-        "rename": _rename, "add_parameter": _add_parameter, "docstring": _docstring}
+        "rename": _rename, "add_parameter": _add_parameter, "docstring": _docstring,
+        "remove_parameter": _remove_parameter, "remove_branch": _remove_branch}
     return builders[kind](lang, chosen, rng)

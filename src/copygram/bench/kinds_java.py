@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds_edits import Language, Problem, first_sentence
+from copygram.bench.kinds_edits import FLAG, Language, Problem, first_sentence
 from copygram.bench.kinds_java_scan import Member, members
 
 _FILE = re.compile(r"^((?:[ \t]*(?:import [\w.*]+;)?[ \t]*\n)*)class Solution \{\n(.*)\n\}\s*$",
@@ -273,6 +273,24 @@ class JavaLanguage(Language):
                  + "    }\n\n")
         test = re.sub(rf"(?<![\w$.])s\.{re.escape(problem.name)}\(", "spied(", problem.test)
         return spied + test
+
+    def remove_param_instruction(self, name: str) -> str:
+        return (f"Remove the parameter calls from {name}, with the code in {name} that uses it "
+                f"and the overload of {name} that passes null for it, and remove it from caller1 "
+                f"too, which only passes it on to {name}.")
+
+    def debug_branch(self, block: str, name: str,
+                     imports: frozenset[str]) -> tuple[str, str] | None:
+        found, lines = _method(block, name), block.splitlines()
+        if found is None or found.brace != found.start or not lines[found.start].rstrip().endswith(
+                "{"):
+            return None
+        start = lines[found.start]
+        inner = start[:len(start) - len(start.lstrip())] + "    "
+        lines[found.start + 1:found.start + 1] = [
+            f"{inner}if ({FLAG}) {{", f'{inner}    System.out.println("{name} called");',
+            f"{inner}}}"]
+        return "\n".join(lines), f"public static final boolean {FLAG} = false;"
 
     def describe(self, block: str, name: str) -> str | None:
         found = _plain(block, name)

@@ -17,7 +17,13 @@ import textwrap
 from collections.abc import Sequence
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds_edits import Language, Problem, c_comment_above, shorten_c_comment
+from copygram.bench.kinds_edits import (
+    FLAG,
+    Language,
+    Problem,
+    c_comment_above,
+    shorten_c_comment,
+)
 
 _DECLARED = re.compile(r"^(?:const|let|var|function\*?|class)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 _FUNCTION = re.compile(r"^(?:const ([A-Za-z_$][\w$]*) = (?:async )?\(|function ([A-Za-z_$][\w$]*)\()",
@@ -117,6 +123,21 @@ class JsLanguage(Language):
                 f"  console.assert(log.length >= 1 && log[0].length === args.length && "
                 f"log[0].every((v, i) => Object.is(v, args[i])), 'calls not recorded');\n"
                 f"  return result;\n}};\n{problem.test}\n}}\n}}\n")
+
+    def debug_branch(self, block: str, name: str,
+                     imports: frozenset[str]) -> tuple[str, str] | None:
+        found = _declaration(block, name)
+        params = _params(found[1]) if found else None
+        if found is None or params is None:
+            return None
+        index = found[0]
+        lines = block.splitlines()
+        following = next((line for line in lines[index + 1:] if line.strip()), "  ")
+        indent = following[:len(following) - len(following.lstrip())] or "  "
+        args = "".join(f", {param}" for param in params)
+        lines[index + 1:index + 1] = [f"{indent}if ({FLAG}) {{",
+                                      f"{indent}  console.log('{name}:'{args});", f"{indent}}}"]
+        return "\n".join(lines), f"const {FLAG} = false;"
 
     def describe(self, block: str, name: str) -> str | None:
         found = _declaration(block, name)

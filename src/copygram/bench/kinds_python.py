@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from copygram.bench.data import EditRow
-from copygram.bench.kinds_edits import Language, Problem, first_sentence
+from copygram.bench.kinds_edits import FLAG, Language, Problem, first_sentence
 
 _CHECK_CALL = re.compile(r"^check\(.*\)\s*$", re.MULTILINE)
 
@@ -149,6 +149,20 @@ class PythonLanguage(Language):
                 f"    log = []\n    result = {call}\n"
                 f"    assert log and log[0] == args, ('calls not recorded', log, args)\n"
                 f"    return result\n\n\n{problem.test}\n\ncheck(_spy)\n")
+
+    def debug_branch(self, block: str, name: str,
+                     imports: frozenset[str]) -> tuple[str, str] | None:
+        node = _function(block, name)
+        if node is None or node.body[0].lineno == node.lineno:
+            return None
+        first, doc = node.body[0], _docstring_node(node)
+        indent = " " * first.col_offset
+        at = doc.end_lineno if doc is not None and doc.end_lineno else first.lineno - 1
+        args = "".join(f", {a.arg}" for a in node.args.args)
+        lines = block.splitlines()
+        lines[at:at] = [f"{indent}if {FLAG}:", f'{indent}    print("{name}:"{args})']
+        new = "\n".join(lines)
+        return (new, f"{FLAG} = False") if _function(new, name) is not None else None
 
     def describe(self, block: str, name: str) -> str | None:
         node = _function(block, name)

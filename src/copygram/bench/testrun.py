@@ -359,16 +359,17 @@ def run_tests(row: EditRow | Mapping[str, object], candidate_text: str, *,
 
 def text_check(row: EditRow | Mapping[str, object], candidate_text: str) -> str | None:
     """Why ``candidate_text`` fails ``row``'s :data:`TEXT_CHECK_KEY` (a line it lacks or one it
-    still holds, indentation stripped), or ``None`` where it holds or the row has none."""
+    still holds, read without its whitespace: ``f(a,b)`` is ``f(a, b)``), or ``None`` where it
+    holds or the row has none."""
     check = _meta(row).get(TEXT_CHECK_KEY)
     if not isinstance(check, Mapping):
         return None
-    held = {line.strip() for line in candidate_text.splitlines()}
+    held = {"".join(line.split()) for line in candidate_text.splitlines()}
     for line in check.get("present") or ():
-        if str(line).strip() not in held:
+        if "".join(str(line).split()) not in held:
             return f"the file lacks the line {str(line).strip()!r}"
     for line in check.get("absent") or ():
-        if str(line).strip() in held:
+        if "".join(str(line).split()) in held:
             return f"the file still holds the line {str(line).strip()!r}"
     return None
 
