@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram.language.targets import find_misses, named_reach, removal_targets, renames
+from copygram.language.targets import (
+    find_misses,
+    introduces_names,
+    named_reach,
+    removal_targets,
+    renames,
+    targets_definitions,
+)
 
 PY = '''import os
 
@@ -60,6 +67,13 @@ def test_a_name_the_instruction_introduces_must_be_written() -> None:
     # Plain lowercase words are not taken for names: "values" and "sum" need not appear.
     assert find_misses(PY, added, "Add mode_of; like sum(values) it reads values", "python") == ()
     assert find_misses(PY, PY, "Add the constant `RETRIES = 2`.", None) != ()
+    # A name given a value is code however plainly spelled ("a parameter calls=None"), unless
+    # it is an example's (">>> x = ..."): the small add_parameter rows' programs, which missed.
+    ask = "Add a last parameter calls=None to mean. Give median a parameter calls = None too."
+    assert introduces_names(PY, ask) and not targets_definitions(PY, ask, "python")
+    assert named_reach(PY, ask, "python") == (((6, 8),), ((11, 13),))
+    assert not introduces_names(PY, "Make mean work like this:\n>>> x = mean([1])\n")
+    assert not introduces_names(PY, "Fix mean: it must return total == 0 for empty lists.")
 
 
 def test_javascript_definitions_and_their_comments() -> None:
@@ -263,6 +277,19 @@ def test_each_sentence_that_commands_an_edit_is_a_target() -> None:
     # Describing sentences ("when calls is not None, ...") and verbs of use name no target.
     assert find_misses(PY, callee_only, "Fix median: use mean as the model does. The mean is "
                        "right.", "python") == ()
+
+
+def test_a_command_joined_to_another_in_one_sentence_is_a_target_too() -> None:
+    # The remove_parameter rows: "..., and remove it from g too" edits g, and "from f" names
+    # what the removal edits.
+    ask = ("Remove the parameter calls from median, with the code in median that uses it, and "
+           "remove it from mean too, which only passes it on to median.")
+    assert named_reach(PY, ask, "python") == (((6, 8),), ((11, 13),))
+    callee_only = PY.replace("return sorted(values)", "return sorted(values, key=None)")
+    assert find_misses(PY, callee_only, ask, "python") == (
+        "a sentence of the instruction asks for an edit in mean and the edit left it as it was",)
+    # A clause that describes (", which only passes it on to median") commands nothing.
+    assert named_reach(PY, "Fix mean, which only calls median.", "python") == (((6, 8),),)
 
 
 def test_a_definition_the_instruction_asks_to_remove_must_be_gone() -> None:

@@ -39,7 +39,8 @@ def commanded(instruction: str, defined: Mapping[str, object]) -> list[list[str]
     for the file (docstrings, block comments) is left out."""
     words = FOR_FILE.sub(" ", instruction)
     groups: list[list[str]] = []
-    for part in _SENTENCE_END.split(words):
+    for part in (clause for sentence in _SENTENCE_END.split(words)
+                 for clause in _CLAUSE.split(sentence)):
         if not _EDIT_COMMAND.match(part.strip()) or added_definitions(part):
             # A sentence that adds a definition commands a new unit, not an edit of what it
             # names ("Add a function g like f").
@@ -126,11 +127,18 @@ def introduced(instruction: str) -> set[str]:
     found = set(added_definitions(instruction))
     for match in _BACKTICKS.finditer(instruction):
         found.update(_WORD.findall(match.group()))
+    # A name given a value ("a parameter calls=None", "int* calls = nullptr") is code however
+    # plainly it is spelled; not in a quoted session (">>> x = f(1)": an example's own names).
+    found.update(_ASSIGNED.findall(_EXAMPLE_LINE.sub("", instruction)))
     for word in _WORD.findall(instruction):
         if ("_" in word.strip("_") or word.startswith("__")
                 or (word[0].islower() and re.search(r"[a-z][A-Z]", word))):
             found.add(word)
     return found
+
+
+_EXAMPLE_LINE = re.compile(r"^\s*(?:>>>|\.\.\.).*$", re.MULTILINE)
+_ASSIGNED = re.compile(r"(?<![\w$.])([A-Za-z_$][\w$]*)\s*=(?!=)\s*\S")
 
 
 # What an instruction quotes for the file to hold: a docstring, a block comment.
@@ -173,9 +181,16 @@ _COMMAND = re.compile(rf"(?:{'|'.join(_EDIT_VERBS)}|make|pass|set|use|write)\b",
 _EDIT_COMMAND = re.compile(rf"(?:{'|'.join(_EDIT_VERBS)})\b", re.IGNORECASE)
 
 
+# A command joined to the one before it in a sentence ("Remove the parameter calls from f, and
+# remove it from g too"): the edit of another definition, as a sentence of its own would be.
+_CLAUSE = re.compile(rf"[,;]\s+(?:and\s+|then\s+)*(?=(?:{'|'.join(_EDIT_VERBS)})\b)",
+                     re.IGNORECASE)
+
+
 # What a command edits: the name right after its verb and describing words ("Give g a
 # parameter", "Fix the function f"), else the one it puts something into ("Add a last parameter
-# calls=None to f", "Insert a check in f").
+# calls=None to f", "Insert a check in f") or takes something out of ("Remove the parameter
+# calls from f").
 _DESCRIBING = (r"(?:the|a|an|its|function|method|class|constant|variable|field|helper|definition|"
                r"global|docstring|comment|bugs?|in|of|above)")
 
@@ -184,7 +199,7 @@ _OBJECT = re.compile(rf"^(?:{'|'.join(_EDIT_VERBS)})\s+(?:{_DESCRIBING}\s+)*`?"
                      r"([A-Za-z_$][A-Za-z0-9_$]*)", re.IGNORECASE)
 
 
-_INTO = re.compile(r"\b(?:to|into|in|inside)\s+(?:(?:the|function|method|class)\s+)*`?"
+_INTO = re.compile(r"\b(?:to|into|in|inside|from)\s+(?:(?:the|function|method|class)\s+)*`?"
                    r"([A-Za-z_$][A-Za-z0-9_$]*)", re.IGNORECASE)
 
 

@@ -18,7 +18,8 @@ edit missed. Read against the instruction, two things show it:
   calls too and pass it on in its call of f": one of the names each names; a program that
   changed ``g`` alone missed ``f``);
 * a name the instruction **introduces** (written as code: in backticks, or in snake_case or
-  lowerCamelCase, or named as a definition to add, "Add a function fib(n)"; and found nowhere
+  lowerCamelCase, or given a value, "a parameter calls=None", or named as a definition to add,
+  "Add a function fib(n)"; and found nowhere
   in the document) that the result still does not hold. Other plain words, capitals and
   CapitalisedCamelCase are left out: "sum(" in an instruction's prose may be an example, and
   "README", "GitHub" or "API" name things outside the file;
