@@ -242,3 +242,54 @@ def test_a_rename_that_left_a_call_dangles_in_cpp_and_java(text: str, language: 
     if language == "cpp":
         declared = left.replace("int quad", "int twice(int x);\n\nint quad")
         assert find_damage(text, declared, language="cpp") == ()
+
+
+_PY_CALLS = ("def f(n, calls=None):\n    calls is None or calls.append((n,))\n    return n\n\n\n"
+             "def caller(*args, calls=None):\n    return f(*args, calls=calls)\n")
+_JS_CALLS = ("const f = (n, calls = null) => {\n  if (calls !== null) calls.push([n]);\n"
+             "  return n;\n};\nconst caller = (calls, ...args) => f(...args, calls);\n")
+_CPP_CALLS = ("int f(int n, int* calls = nullptr){\n    if (calls != nullptr) *calls += 1;\n"
+              "    return n;\n}\nint caller(int* calls, int n) { return f(n, calls); }\n")
+_JAVA_CALLS = ("class S {\n    int f(int n, java.util.List<Object> calls) {\n"
+               "        if (calls != null) calls.add(n);\n        return n;\n    }\n"
+               "    int caller(java.util.List<Object> calls, int n) { return f(n, calls); }\n}\n")
+REMOVED_PARAMETER = {
+    "python": (_PY_CALLS, "def f(n, calls=None):", "def f(n):", 2),
+    "javascript": (_JS_CALLS, "const f = (n, calls = null) => {", "const f = (n) => {", 2),
+    "cpp": (_CPP_CALLS, "int f(int n, int* calls = nullptr){", "int f(int n){", 2),
+    "java": (_JAVA_CALLS, "int f(int n, java.util.List<Object> calls) {", "int f(int n) {", 3),
+}
+
+
+@pytest.mark.parametrize("language", sorted(REMOVED_PARAMETER))
+def test_a_parameter_taken_out_and_still_used_dangles(language: str) -> None:
+    # The remove_parameter rows: a program took `calls` out of f's signature and kept the line
+    # that uses it; the caller still binds `calls`, so the file-wide check saw nothing.
+    if language != "python" and parsers.parser(language) is None:
+        pytest.skip(f"the tree-sitter grammar for {language} is not installed")
+    text, signature, without, line = REMOVED_PARAMETER[language]
+    kept = text.replace(signature, without)
+    damage = find_damage(text, kept, language=language)
+    assert [(d.kind, d.line) for d in damage] == [("dangling", line)]
+    assert "calls is used in f but is no longer one of its parameters" in damage[0].detail
+    # The use taken out too, or the name declared in f or at the top of the file: sound.
+    use = text.splitlines()[line - 1] + "\n"
+    assert find_damage(text, kept.replace(use, ""), language=language) == ()
+    if language == "python":
+        assert find_damage(text, "calls = []\n" + kept, language=language) == ()
+        local = kept.replace("def f(n):\n", "def f(n):\n    calls = []\n")
+        assert find_damage(text, local, language=language) == ()
+
+
+@given(st.sets(st.sampled_from("abcde"), min_size=1), st.sets(st.sampled_from("abcde")),
+       st.sets(st.sampled_from("abcde")))
+def test_a_parameter_dangles_exactly_where_it_went_and_its_use_stayed(
+        params: set[str], kept: set[str], used: set[str]) -> None:
+    def source(names: set[str]) -> str:
+        body = "".join(f"    print({name})\n" for name in sorted(used)) or "    pass\n"
+        return f"def f({', '.join(sorted(names))}):\n{body}"
+
+    kept = kept & params
+    damage = find_damage(source(params), source(kept), language="python")
+    flagged = {d.detail.split()[0] for d in damage if "parameters" in d.detail}
+    assert flagged == (params - kept) & used

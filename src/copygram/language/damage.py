@@ -18,7 +18,10 @@ instruction asked:
   bound nowhere in the result but still used there (a function renamed and a call of it left;
   Python, JavaScript and TypeScript; a Python file with ``import *`` is not read so). In C,
   C++ and Java, functions and methods only: one the file defined or declared, declared nowhere
-  in the result and still called there by its bare name.
+  in the result and still called there by its bare name. In every one of these languages, and
+  C too: a parameter taken out of a function's signature that its body still uses and nothing
+  else in the function or at the top of the file declares (a removed ``calls`` parameter whose
+  line of use stayed, which a file-wide check misses where another function binds ``calls``).
 * ``unfinished``: not found by reading: the edit program never finished (the model repeated
   itself past its budget; :class:`~copygram.errors.GenerationError`), so there is no result to
   read, or a rewrite stopped on its budget or a full context before its reply ended (its file
@@ -44,7 +47,7 @@ from pathlib import PurePath
 from typing import Any, Literal
 
 from copygram.language import parsers
-from copygram.language.dangling import dangling_names
+from copygram.language.dangling import dangling_names, dangling_parameters
 from copygram.language.focus import ELISION
 from copygram.language.lines import split_lines
 from copygram.language.parsers import LANGUAGES
@@ -155,6 +158,9 @@ def _dangling(before: str, after: str, language: str) -> Iterator[Damage]:
     for name, line in dangling_names(before, after, language):
         yield Damage("dangling", f"{name} is used but no longer defined (the input defined it)",
                      line)
+    for name, function, line in dangling_parameters(before, after, language):
+        yield Damage("dangling", f"{name} is used in {function} but is no longer one of its "
+                                 f"parameters (the input's {function} took it)", line)
 
 
 _MARKERS = frozenset(m.rstrip("\n") for m in MARKER_LINES)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from copygram.language import parsers
@@ -117,3 +119,177 @@ def _functions_and_calls(text: str, language: str) -> tuple[set[str], dict[str, 
                 if language == "java" or name not in _C_LIBRARY:
                     used[name] = min(used.get(name, 1 << 30), node.start_point[0] + 1)
     return bound, used
+
+
+def dangling_parameters(before: str, after: str, language: str) -> list[tuple[str, str, int]]:
+    """``(parameter, function, line of its first use in after)`` for each parameter an edit took
+    out of a function's signature that the function's body still uses, declaring it nowhere
+    else in the function or at the top of the file (a ``calls`` parameter removed and the line
+    that used it kept: a NameError, a ReferenceError or a file that does not compile, which a
+    file-wide name check misses where another function still binds the name). Functions are
+    matched by name, where the name is defined once in both texts; Python through :mod:`ast`,
+    JavaScript, TypeScript, C, C++ and Java through tree-sitter; none in another language."""
+    old, new = _functions(before, language), _functions(after, language)
+    if old is None or new is None:
+        return []
+    found = []
+    for name, (params, _, _) in old.items():
+        if name not in new:
+            continue
+        kept, uses, bound = new[name]
+        for param in sorted(params - kept):
+            if param in uses and param not in bound and param not in new[_TOP][2]:
+                found.append((param, name, uses[param]))
+    return sorted(found, key=lambda item: item[2])
+
+
+_TOP = "\0top"
+"""The key of :func:`_functions`' entry whose ``bound`` is the names bound outside every
+function (a global the body may use)."""
+
+_Function = tuple[set[str], dict[str, int], set[str]]
+"""A function's parameters, the names its body uses (with the line of the first use) and those
+its body binds (locals, a nested function's parameters)."""
+
+
+def _functions(text: str, language: str) -> dict[str, _Function] | None:
+    """Each function defined once in ``text``, by name (module doc of :func:`dangling_parameters`),
+    and under :data:`_TOP` the names bound outside every function; ``None`` where not read."""
+    if language == "python":
+        return _python_functions(text)
+    if language not in _TS_FUNCTIONS:
+        return None
+    tree = parsers.tree(text, language)
+    return None if tree is None else _ts_functions(tree, text.encode("utf-8"), language)
+
+
+def _python_functions(text: str) -> dict[str, _Function] | None:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    top: set[str] = set()
+    for statement in tree.body:
+        top.update(n.id for n in ast.walk(statement) if isinstance(n, ast.Name)
+                   and not isinstance(n.ctx, ast.Load)
+                   and not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef))
+        if isinstance(statement, ast.Import | ast.ImportFrom):
+            top.update((a.asname or a.name).split(".")[0] for a in statement.names)
+        elif isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            top.add(statement.name)
+    found: dict[str, _Function] = {}
+    seen: Counter[str] = Counter()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        seen[node.name] += 1
+        args = node.args
+        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                  *([args.vararg] if args.vararg else []),
+                                  *([args.kwarg] if args.kwarg else [])]}
+        uses: dict[str, int] = {}
+        bound: set[str] = set()
+        for inner in (n for part in node.body for n in ast.walk(part)):
+            if isinstance(inner, ast.Name):
+                if isinstance(inner.ctx, ast.Load):
+                    uses.setdefault(inner.id, inner.lineno)
+                else:
+                    bound.add(inner.id)
+            elif isinstance(inner, ast.arg):
+                bound.add(inner.arg)
+            elif isinstance(inner, ast.Global | ast.Nonlocal):
+                bound.update(inner.names)
+        found[node.name] = (params, uses, bound)
+    result = {name: entry for name, entry in found.items() if seen[name] == 1}
+    result[_TOP] = (set(), {}, top)
+    return result
+
+
+_TS_FUNCTIONS = {
+    "javascript": frozenset({"function_declaration", "generator_function_declaration",
+                             "arrow_function", "function_expression", "function",
+                             "method_definition"}),
+    "c": frozenset({"function_definition"}), "cpp": frozenset({"function_definition"}),
+    "java": frozenset({"method_declaration", "constructor_declaration"}),
+}
+_TS_FUNCTIONS["typescript"] = _TS_FUNCTIONS["javascript"]
+# A default value is no parameter: ``calls = null`` binds ``calls`` only.
+_DEFAULTS = frozenset({"right", "value", "default_value"})
+
+
+def _ts_functions(tree: Any, source: bytes, language: str) -> dict[str, _Function]:
+    kinds = _TS_FUNCTIONS[language]
+
+    def text(node: Any) -> str:
+        return source[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    def name_and_params(node: Any) -> tuple[str | None, Any]:
+        if node.type == "function_definition":  # C, C++: int f(int a) {...}
+            declarator = node.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "function_declarator":
+                declarator = declarator.child_by_field_name("declarator")
+            if declarator is None:
+                return None, None
+            named = declarator.child_by_field_name("declarator")
+            return (text(named) if named is not None else None,
+                    declarator.child_by_field_name("parameters"))
+        named = node.child_by_field_name("name")
+        if named is None and node.parent is not None and node.parent.type == "variable_declarator":
+            named = node.parent.child_by_field_name("name")  # const f = (a) => {...}
+        return (text(named) if named is not None else None,
+                node.child_by_field_name("parameters") or node.child_by_field_name("parameter"))
+
+    def identifiers(node: Any, skip_defaults: bool) -> Iterator[Any]:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in ("identifier", "shorthand_property_identifier"):
+                yield current
+            for index, child in enumerate(current.children):
+                if not (skip_defaults and current.field_name_for_child(index) in _DEFAULTS):
+                    stack.append(child)
+
+    def binds(node: Any) -> bool:
+        """Whether an identifier is a name being declared (a parameter, a local, the left of
+        a default), not a use (a declarator's value is one)."""
+        parent = node.parent
+        if parent is None:
+            return False
+        if "parameter" in parent.type or parent.type in ("catch_clause", "import_specifier",
+                                                         "namespace_import"):
+            return True
+        if not (parent.type in _JS_BINDERS or "declarator" in parent.type
+                or parent.type == "assignment_pattern"):
+            return False
+        field = next(parent.field_name_for_child(index)
+                     for index, child in enumerate(parent.children) if child == node)
+        return field in ("name", "declarator", "left")
+
+    found: dict[str, _Function] = {}
+    seen: Counter[str] = Counter()
+    top: set[str] = set()
+    stack: list[tuple[Any, bool]] = [(tree.root_node, False)]
+    while stack:
+        node, inside = stack.pop()
+        if node.type in kinds:
+            name, params = name_and_params(node)
+            body = node.child_by_field_name("body")
+            if name is not None:
+                seen[name] += 1
+                if params is not None and body is not None:
+                    uses: dict[str, int] = {}
+                    bound: set[str] = set()
+                    for ident in identifiers(body, skip_defaults=False):
+                        if binds(ident):
+                            bound.add(text(ident))
+                        else:
+                            uses.setdefault(text(ident), ident.start_point[0] + 1)
+                    found[name] = ({text(i) for i in identifiers(params, skip_defaults=True)},
+                                   uses, bound)
+            inside = True
+        elif not inside and node.type == "identifier" and binds(node):
+            top.add(text(node))
+        stack.extend((child, inside) for child in node.children)
+    result = {name: entry for name, entry in found.items() if seen[name] == 1}
+    result[_TOP] = (set(), {}, top)
+    return result
