@@ -10,6 +10,7 @@ from copygram.language.targets import (
     introduces_names,
     named_reach,
     removal_targets,
+    removes_part,
     renames,
     targets_definitions,
 )
@@ -290,6 +291,15 @@ def test_a_command_joined_to_another_in_one_sentence_is_a_target_too() -> None:
         "a sentence of the instruction asks for an edit in mean and the edit left it as it was",)
     # A clause that describes (", which only passes it on to median") commands nothing.
     assert named_reach(PY, "Fix mean, which only calls median.", "python") == (((6, 8),),)
+
+
+def test_a_commanded_removal_of_no_definition_removes_part_of_one() -> None:
+    assert removes_part(PY, "Remove the debug branch at the start of median.", "python")
+    assert removes_part(PY, "Fix mean, and remove the parameter values from median.", "python")
+    for whole in ("Remove the function median; nothing calls it.", "Delete `median`.",
+                  "Remove median. Then drop it from the docs.",
+                  "Fix median so that it does not remove zeros."):
+        assert not removes_part(PY, whole, "python"), whole
 
 
 def test_a_definition_the_instruction_asks_to_remove_must_be_gone() -> None:

@@ -202,7 +202,8 @@ class EditSession:
                            documentation=reading.documentation, listed=reading.listed,
                            language=language,
                            rewrite_languages=self.options.auto_rewrite_languages,
-                           introduces=reading.introduces, placed=reading.placed)
+                           introduces=reading.introduces, placed=reading.placed,
+                           removes_part=reading.removes_part)
 
     def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it

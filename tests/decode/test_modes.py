@@ -32,18 +32,20 @@ def backend() -> PromptedBackend:
        docs=st.booleans(), listed=st.booleans(),
        language=st.sampled_from([None, "python", "java", "cpp"]),
        rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])), introduces=st.booleans(),
-       placed=st.booleans())
+       placed=st.booleans(), part=st.booleans())
 def test_auto_programs_long_documents_and_short_targeted_edits(
         tokens: int, threshold: int, short: int | None, prediction: bool, one: bool,
         docs: bool, listed: bool, language: str | None, rewritten: set[str],
-        introduces: bool, placed: bool) -> None:
+        introduces: bool, placed: bool, part: bool) -> None:
     chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold,
                          auto_program_tokens=short, prediction=prediction,
                          names_definitions=one, documentation=docs, listed=listed,
                          language=language,
-                         rewrite_languages=rewritten, introduces=introduces, placed=placed)
+                         rewrite_languages=rewritten, introduces=introduces, placed=placed,
+                         removes_part=part)
     always_rewritten = language in rewritten
-    targeted = one and not docs and not listed and (short is None or tokens <= short)
+    targeted = (one and not docs and not listed and not part
+                and (short is None or tokens <= short))
     assert chosen == ("rewrite" if prediction or always_rewritten
                       or (tokens <= threshold and not targeted)
                       or (tokens > threshold and introduces and not placed) else "program")
@@ -80,6 +82,11 @@ def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named(
     # Definitions named, no name introduced: head blocks' edit, so a program.
     assert session.mode_for(DOCUMENT, "Fix f.") == "program"
     assert session.mode_for(DOCUMENT, "Fix f and g.") == "rewrite"  # listed together
+    # A part of a definition removed (its programs kept the line that used a removed
+    # parameter, or changed a branch's condition): rewritten; a whole definition: a program.
+    assert session.mode_for(DOCUMENT, "Remove the debug branch at the start of f.") == "rewrite"
+    assert session.mode_for(DOCUMENT, "Remove the parameter x from f.") == "rewrite"
+    assert session.mode_for(DOCUMENT, "Remove the function f; nothing calls it.") == "program"
     long = EditSession(backend(), mode="auto", auto_rewrite_tokens=0)  # every document long
     assert long.mode_for(DOCUMENT, "Make it faster.") == "program"
     # An added function of a long document: a program held to its place (after g, the last

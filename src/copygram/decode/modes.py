@@ -23,7 +23,12 @@ function f": the edit of code the document has, which head blocks name and rewri
 program mode passes more tests than a rewrite), unless it asks for documentation only
 (docstrings or comments: the model's programs there were redone 5 of 6 times on the small
 edit-kinds rows, for the tests a rewrite passes) or lists several definitions together ("Fix
-bugs in f, g and h": 6 of 6 programs missed one and were redone); other short documents (a rename, an added
+bugs in f, g and h": 6 of 6 programs missed one and were redone) or removes a part of a
+definition ("Remove the debug branch at the start of f", "Remove the parameter calls from f":
+programs changed the branch's condition, or the signature alone and kept the line that used the
+parameter: 7 of 12 small rows, each parameter's program redone, against rewrite mode's 10; a
+whole definition's removal stays a program, 6 of 6 against 0 of 6); other short documents (a
+rename, an added
 function or constant, an instruction naming no definition) are rewritten, and so are the
 documents in between (50-300 lines, where the default model's programs were redone more often
 than not: :data:`~copygram.config.AUTO_PROGRAM_TOKENS`). Either way the result is checked
@@ -47,7 +52,7 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
                 names_definitions: bool = False, documentation: bool = False,
                 listed: bool = False, language: str | None = None,
                 rewrite_languages: Collection[str] = (), introduces: bool = False,
-                placed: bool = False) -> str:
+                placed: bool = False, removes_part: bool = False) -> str:
     """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
     tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
     doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
@@ -63,7 +68,8 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     (:func:`~copygram.language.targets.introduces_names`), but where the edit is ``placed``:
     a program can be held to the places it needs (:func:`~copygram.language.targets.named_reach`:
     a rename's definition and uses, an added unit's place, the definitions a new parameter goes
-    into)."""
+    into); a short document whose instruction ``removes_part`` of a definition
+    (:func:`~copygram.language.targets.removes_part`) is rewritten."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
@@ -73,7 +79,7 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     if document_tokens > auto_rewrite_tokens:
         return "rewrite" if introduces and not placed else "program"
     short = auto_program_tokens is None or document_tokens <= auto_program_tokens
-    one_place = names_definitions and not documentation and not listed
+    one_place = names_definitions and not documentation and not listed and not removes_part
     return "program" if one_place and short else "rewrite"
 
 

@@ -28,6 +28,22 @@ def removed_names(instruction: str) -> list[str]:
     return [match.group(1) for match in _REMOVE.finditer(instruction)]
 
 
+def commanded_removals(instruction: str) -> list[str]:
+    """What each sentence or joined command of ``instruction`` that opens with a removal
+    ("Remove the debug branch at the start of f", "... , and remove it from g") asks to remove:
+    the word after the verb and its describing words (:data:`_REMOVE`: ``debug``, ``it``), in
+    order; a removal the instruction only mentions ("Fix f so that it does not drop zeros") is
+    none."""
+    words = FOR_FILE.sub(" ", instruction)
+    found = []
+    for part in (clause.strip() for sentence in _SENTENCE_END.split(words)
+                 for clause in _CLAUSE.split(sentence)):
+        match = _REMOVE.match(part)
+        if match is not None:
+            found.append(match.group(1))
+    return found
+
+
 def commanded(instruction: str, defined: Mapping[str, object]) -> list[list[str]]:
     """For each sentence of ``instruction`` that commands an edit of what it names (it starts
     with a verb of :data:`_EDIT_COMMAND`), the document's definitions it names, where it names
@@ -273,6 +289,6 @@ def asked_renames(instruction: str) -> list[tuple[str, str]]:
 
 
 __all__ = ["ECHO_WORDS", "FOR_FILE", "added_definitions", "asked_renames", "asks_to_add",
-           "command_sentences", "commanded", "documentation_only", "flat", "introduced",
-           "listed_together", "names_every_definition", "placed_at", "quoted_for_file",
-           "removed_names"]
+           "command_sentences", "commanded", "commanded_removals", "documentation_only", "flat",
+           "introduced", "listed_together", "names_every_definition", "placed_at",
+           "quoted_for_file", "removed_names"]

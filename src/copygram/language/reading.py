@@ -24,6 +24,7 @@ from copygram.language.targets import (
     lists_definitions,
     named_reach,
     removal_targets,
+    removes_part,
     renames,
     targets_definitions,
 )
@@ -45,6 +46,7 @@ class Reading:
     documentation: bool = False  # documentation_only
     listed: bool = False  # lists_definitions
     introduces: bool = False  # introduces_names
+    removes_part: bool = False  # removes_part: a removal of part of a definition
 
     @property
     def placed(self) -> bool:
@@ -73,6 +75,7 @@ def read_edit(document: str, instruction: str, language: str | None) -> Reading:
         documentation=documentation_only(instruction),
         listed=lists_definitions(document, instruction, language),
         introduces=introduces_names(document, instruction),
+        removes_part=removes_part(document, instruction, language),
     )
 
 

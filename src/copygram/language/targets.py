@@ -75,6 +75,7 @@ from copygram.language.asks import (
     asked_renames,
     command_sentences,
     commanded,
+    commanded_removals,
     documentation_only,
     flat,
     introduced,
@@ -332,6 +333,22 @@ def removal_targets(document: str, instruction: str,
     return tuple(sorted({span for name in names for span in regions.get(name, ())}))
 
 
+_PRONOUNS = frozenset({"it", "them", "this", "that", "these", "those"})
+
+
+def removes_part(document: str, instruction: str, language: str | None) -> bool:
+    """Whether ``instruction`` commands a removal of something that is no definition of
+    ``document`` ("Remove the debug branch at the start of f", "Remove the parameter calls
+    from f": a part of a definition, where "Remove the function f" removes a whole one;
+    :func:`~copygram.language.asks.commanded_removals`; a pronoun refers back and counts as
+    nothing). Milliseconds."""
+    removed = [word for word in commanded_removals(instruction) if word.lower() not in _PRONOUNS]
+    if not removed:
+        return False
+    regions = definitions(document, language)
+    return any(word not in regions for word in removed)
+
+
 def lists_definitions(document: str, instruction: str, language: str | None) -> bool:
     """Whether ``instruction`` lists two or more definitions of ``document`` together ("Fix bugs
     in parse and render": each a target, :func:`find_misses`). Milliseconds."""
@@ -377,4 +394,5 @@ def _code_changed(before: str, after: str, language: str | None) -> bool:
 
 
 __all__ = ["block_scope", "documentation_only", "find_misses", "introduces_names", "lists_definitions",
-           "named_reach", "removal_targets", "rename_scope", "renames", "targets_definitions"]
+           "named_reach", "removal_targets", "removes_part", "rename_scope", "renames",
+           "targets_definitions"]
