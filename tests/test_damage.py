@@ -275,6 +275,12 @@ def test_a_parameter_taken_out_and_still_used_dangles(language: str) -> None:
     # The use taken out too, or the name declared in f or at the top of the file: sound.
     use = text.splitlines()[line - 1] + "\n"
     assert find_damage(text, kept.replace(use, ""), language=language) == ()
+    # Bound nowhere any more (the caller gone too): one damage, said by the file-wide check.
+    if language in ("python", "javascript"):
+        alone = kept[:kept.index("\n\n" if language == "python" else "\nconst caller")] + "\n"
+        only = find_damage(text, alone, language=language)
+        assert [d.detail for d in only] == [
+            "calls is used but no longer defined (the input defined it)"]
     if language == "python":
         assert find_damage(text, "calls = []\n" + kept, language=language) == ()
         local = kept.replace("def f(n):\n", "def f(n):\n    calls = []\n")
@@ -287,9 +293,10 @@ def test_a_parameter_dangles_exactly_where_it_went_and_its_use_stayed(
         params: set[str], kept: set[str], used: set[str]) -> None:
     def source(names: set[str]) -> str:
         body = "".join(f"    print({name})\n" for name in sorted(used)) or "    pass\n"
-        return f"def f({', '.join(sorted(names))}):\n{body}"
+        # g binds every name, so only the parameter check can see what f lost.
+        return f"def f({', '.join(sorted(names))}):\n{body}\n\ndef g(a, b, c, d, e):\n    pass\n"
 
     kept = kept & params
     damage = find_damage(source(params), source(kept), language="python")
-    flagged = {d.detail.split()[0] for d in damage if "parameters" in d.detail}
+    flagged = {d.detail.split()[0] for d in damage if "one of its parameters" in d.detail}
     assert flagged == (params - kept) & used

@@ -155,10 +155,14 @@ def find_damage(before: str, after: str, *,
 
 
 def _dangling(before: str, after: str, language: str) -> Iterator[Damage]:
-    for name, line in dangling_names(before, after, language):
+    named = dangling_names(before, after, language)
+    for name, line in named:
         yield Damage("dangling", f"{name} is used but no longer defined (the input defined it)",
                      line)
+    said = {name for name, _ in named}  # a name bound nowhere any more: said once, above
     for name, function, line in dangling_parameters(before, after, language):
+        if name in said:
+            continue
         yield Damage("dangling", f"{name} is used in {function} but is no longer one of its "
                                  f"parameters (the input's {function} took it)", line)
 
