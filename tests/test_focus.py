@@ -177,11 +177,14 @@ def test_an_additions_excerpt_is_the_head_and_its_places() -> None:
     added = view.text + "\n\ndef mode_of(values):\n    return max(values, key=values.count)\n"
     edited = splice(DOCUMENT, view, added)
     assert edited == DOCUMENT + "\n\ndef mode_of(values):\n    return max(values, key=values.count)\n"
-    # One that speaks of every function sees each one's first line, as the view does.
+    # One that speaks of every function gets each one's first line beside the excerpt, not in
+    # it: the default model kept none of 61 first lines between elision lines in order.
     every = excerpt_view(DOCUMENT, "Add an `__all__` list at the top of the module that names "
                          "every top-level function.", "python")
     assert every is not None and splice(DOCUMENT, every, every.text) == DOCUMENT
-    assert all(f"def {name}(values):\n" in every.text for name, _, _ in FUNCTIONS)
+    assert every.outline == ("LIMIT = 10",
+                             *(f"def {name}(values):" for name, _, _ in FUNCTIONS))
+    assert not any(f"def {name}(values):\n" in every.text for name, _, _ in FUNCTIONS[1:])
     assert "step_3" not in every.text
 
 

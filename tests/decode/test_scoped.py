@@ -114,3 +114,31 @@ def test_an_added_unit_may_make_the_excerpts_rewrite_longer_than_the_excerpt() -
                               SamplingPolicy(session.sampling), view))[-1]
     assert isinstance(done, DoneEvent) and done.result.stop_reason == "eos"
     assert "def mode_of(values):" in done.result.text and done.result.damage == ()
+
+
+def test_every_definitions_first_line_goes_beside_the_excerpt_not_into_it() -> None:
+    # "__all__ ... every top-level function": the excerpt is the head (the place), the first
+    # lines a list after the instruction; the reply keys on that list, so it is what the
+    # rewrite's prompt held.
+    from copygram.decode.document import EditDocument
+    from copygram.decode.policies import SamplingPolicy
+    from copygram.decode.prompt import OUTLINE_NOTE
+    from copygram.decode.scoped import stream_scoped
+
+    instruction = ("Add an __all__ list at the top of the module (after its imports) that names "
+                   "every top-level function of the module, in the order they are defined.")
+    view = excerpt_view(STATS, instruction, "python")
+    assert view is not None and "def stdev(values):" in view.outline
+    assert "def stdev(values):" not in view.text
+    listed = "\n".join((OUTLINE_NOTE, *view.outline))
+    names = [line[4:line.index("(")] for line in view.outline if line.startswith("def ")]
+    exports = "__all__ = [" + ", ".join(f'"{n}"' for n in names) + "]\n"
+    assert view.text.endswith("import math\n\n\n")  # the file's head: the place
+    reply = view.text.replace("import math\n", f"import math\n\n{exports}")
+    session = EditSession(PromptedBackend(STATS, replies=((listed, reply),)), mode="rewrite",
+                          focus_tokens=64)
+    document = EditDocument(STATS, session.backend.tokenize)
+    done = list(stream_scoped(session.setup(), document, instruction,
+                              SamplingPolicy(session.sampling), view))[-1]
+    assert isinstance(done, DoneEvent) and done.result.damage == ()
+    assert done.result.text == STATS.replace("import math\n", f"import math\n\n{exports}", 1)

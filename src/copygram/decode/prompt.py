@@ -156,6 +156,12 @@ the right function, wrote it again and closed the block, or went on with ``=====
 had written a search part (each of the four large edit-kinds rows of the dev split traced so:
 three that add a function, one a constant; docs/quality.md)."""
 
+OUTLINE_NOTE = ("The file's top-level definitions, in order (their bodies are not in the part "
+                "shown above):")
+"""Put after the instruction of a scoped rewrite whose excerpt leaves out definitions the
+instruction speaks of every one of ("an __all__ list that names every top-level function"),
+before their first lines (:attr:`~copygram.language.focus.View.outline`)."""
+
 _PLAN_ADVICE = (f"\nBefore the blocks, write one line that starts with `{PLAN_PREFIX}` and says "
                 "what is wrong or what must change, and where.")
 # The worked example's plan line: what the example's edit fixes, in the words asked for.

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, Event, PrefillEvent, RedoEvent
 from copygram.decode.policies import Policy
+from copygram.decode.prompt import OUTLINE_NOTE
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.setup import EditSetup
 from copygram.language.damage import Damage
@@ -76,6 +77,8 @@ def stream_scoped(setup: EditSetup, document: EditDocument, instruction: str, po
     rewrite as ``raw``; ``damage`` ``marker`` where the rewrite did not keep the excerpt's
     elision lines (``text`` is then the document as it was)."""
     excerpt = EditDocument(view.text, setup.backend.tokenize)
+    if view.outline:
+        instruction = "\n".join((instruction, OUTLINE_NOTE, *view.outline))
     # The whole file's budget: an added unit makes the output longer than the excerpt (the
     # default model's added function on a 9-line excerpt ran past the excerpt's own budget).
     for event in stream_rewrite(setup, excerpt, instruction, policy,
