@@ -144,7 +144,7 @@ def introduced(instruction: str) -> set[str]:
     for match in _BACKTICKS.finditer(instruction):
         found.update(_WORD.findall(match.group()))
     # A name given a value ("a parameter calls=None", "int* calls = nullptr") is code however
-    # plainly it is spelled; not in a quoted session (">>> x = f(1)": an example's own names).
+    # plainly it is spelled; not on an example's lines (">>> x = f(1)": the example's names).
     found.update(_ASSIGNED.findall(_EXAMPLE_LINE.sub("", instruction)))
     for word in _WORD.findall(instruction):
         if ("_" in word.strip("_") or word.startswith("__")
