@@ -43,7 +43,7 @@ from copygram.decode.policies import SamplingPolicy, TeacherPolicy
 from copygram.decode.prompt import PromptBuilder
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
-from copygram.decode.scoped import scoped_redo
+from copygram.decode.scoped import scoped_redo, scoped_rewrite
 from copygram.decode.setup import EditSetup, draft_config, sampling
 from copygram.errors import ConfigError
 from copygram.language.damage import PROSE, guess_language
@@ -164,6 +164,14 @@ class EditSession:
         policy = SamplingPolicy(self.sampling)
         if mode == "rewrite":
             rewriter = self if self.mode == "rewrite" else self.derive(mode="rewrite")
+            if reading is not None and reading.removes_part and prediction is None:
+                # Auto's rewrite of a part of a long file's definition: its excerpt, refused
+                # where it misses (decode.modes).
+                scoped = scoped_rewrite(rewriter.setup(), doc, instruction, policy, language,
+                                        reading)
+                if scoped is not None:
+                    return checked(scoped(), document, on_damage=self.options.on_damage,
+                                   language=language, instruction=instruction, misses=True)
             events = stream_rewrite(rewriter.setup(), doc, instruction, policy, prediction)
             return checked(events, document, on_damage=self.options.on_damage,
                            language=language)

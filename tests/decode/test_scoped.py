@@ -142,3 +142,23 @@ def test_every_definitions_first_line_goes_beside_the_excerpt_not_into_it() -> N
                               SamplingPolicy(session.sampling), view))[-1]
     assert isinstance(done, DoneEvent) and done.result.damage == ()
     assert done.result.text == STATS.replace("import math\n", f"import math\n\n{exports}", 1)
+
+
+def test_auto_rewrites_the_excerpt_of_a_long_files_definition_a_removal_edits() -> None:
+    # "Remove ... from median" in a long file: the excerpt's rewrite is the edit (no program
+    # first), and one that leaves median as it was is refused, not written.
+    instruction = "Remove the second return from median."
+    view = excerpt_view(STATS, instruction, "python")
+    assert view is not None and BUG in view.text
+
+    def session(reply: str) -> EditSession:
+        backend = PromptedBackend(STATS, replies=((WHOLE_ONLY, STATS), (REWRITE_SYSTEM, reply)))
+        return EditSession(backend, mode="auto", focus_tokens=64, auto_rewrite_tokens=64)
+
+    edited = session(view.text.replace(BUG, FIX))
+    assert edited.mode_for(STATS, instruction, language="python") == "rewrite"
+    result = edited.edit(STATS, instruction, language="python")
+    assert result.text == FIXED and result.redone is None
+    assert 0 < result.stats.scope_lines < len(split_lines(STATS))
+    with pytest.raises(DamagedEditError, match="left its definition as it was"):
+        session(view.text).edit(STATS, instruction, language="python")

@@ -40,13 +40,16 @@ from copygram.language.targets import find_misses
 
 def checked(events: Iterator[Event], document: str, *, on_damage: str,
             language: str | None = None, instruction: str = "",
-            redo: Callable[[], Iterator[Event]] | None = None) -> Iterator[Event]:
+            redo: Callable[[], Iterator[Event]] | None = None,
+            misses: bool = False) -> Iterator[Event]:
     """``events`` (one edit's, ending with its :class:`DoneEvent`) with the result checked
     against ``document`` (``language``: as :func:`find_damage` takes it). A damaged result is
     handled as ``on_damage`` says (module doc); ``redo`` runs the edit again in rewrite mode
     (``None``: nothing to fall back to); a program that missed what ``instruction`` names
     (:func:`~copygram.language.targets.find_misses`) is redone too where there is a redo and
-    ``on_damage`` is ``"rewrite"``, and passes as it is otherwise. Raises
+    ``on_damage`` is ``"rewrite"``, and passes as it is otherwise, unless ``misses`` (an edit
+    whose miss has nothing better to go to: a scoped rewrite the session chose), where it is
+    damage as any other. Raises
     :class:`DamagedEditError`, and a
     :class:`~copygram.errors.ConfigError` (before any event) for an unknown ``language``."""
     if language is None:
@@ -56,11 +59,12 @@ def checked(events: Iterator[Event], document: str, *, on_damage: str,
                           f"{', '.join(LANGUAGES)}, {PROSE!r} (not code: the marker check "
                           "alone), or leave it out to guess it from the text")
     # Prose, or a language none of the checks reads: the markers alone.
-    return _checked(events, document, on_damage, language or PROSE, instruction, redo)
+    return _checked(events, document, on_damage, language or PROSE, instruction, redo, misses)
 
 
 def _checked(events: Iterator[Event], document: str, on_damage: str, language: str,
-             instruction: str, redo: Callable[[], Iterator[Event]] | None) -> Iterator[Event]:
+             instruction: str, redo: Callable[[], Iterator[Event]] | None,
+             misses: bool) -> Iterator[Event]:
     try:
         for event in events:
             if not isinstance(event, DoneEvent):
@@ -70,7 +74,7 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
             # An edit's own verdict (a scoped rewrite that missed: decode.scoped), then the checks.
             damage = (result.damage + _cut_short(result)
                       + find_damage(document, result.text, language=language))
-            if not damage and redo is not None and on_damage == "rewrite":
+            if not damage and (misses or (redo is not None and on_damage == "rewrite")):
                 damage = missed(document, result.text, instruction, language)
             if not damage:
                 yield event

@@ -50,24 +50,38 @@ def scoped_redo(setup: EditSetup, document: EditDocument, instruction: str, poli
                 language: str | None, reading: Reading | None = None,
                 ) -> Callable[[], Iterator[Event]]:
     """The redo of a program that missed (``setup``: a rewrite-mode session's): a scoped rewrite
-    where the document is longer than ``focus_tokens`` and :func:`excerpt_view` gives an
-    excerpt (``reading``: the edit's, as it takes it), falling back to a rewrite of the whole
-    file (module doc); a whole-file rewrite otherwise."""
-    view = None
-    if language is not None and 0 < setup.options.focus_tokens < len(document.tokens):
-        view = excerpt_view(document.text, instruction, language, reading=reading)
+    where :func:`scoped_rewrite` gives one, else a whole-file rewrite."""
+    scoped = scoped_rewrite(setup, document, instruction, policy, language, reading)
+    if scoped is not None:
+        return scoped
 
     def whole() -> Iterator[Event]:
         return stream_rewrite(setup, document, instruction, policy)
 
+    return whole
+
+
+def scoped_rewrite(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
+                   language: str | None, reading: Reading | None = None,
+                   ) -> Callable[[], Iterator[Event]] | None:
+    """A rewrite of the excerpt of ``document`` that ``instruction`` names, spliced back, and of
+    the whole file where its lines cannot be put back (module doc; ``setup``: a rewrite-mode
+    session's), where the document is longer than ``focus_tokens`` and :func:`excerpt_view`
+    gives an excerpt (``reading``: the edit's, as it takes it); ``None`` otherwise."""
+    if language is None or not 0 < setup.options.focus_tokens < len(document.tokens):
+        return None
+    view = excerpt_view(document.text, instruction, language, reading=reading)
     if view is None:
-        return whole
+        return None
     chosen = view
 
-    def redo() -> Iterator[Event]:
+    def whole() -> Iterator[Event]:
+        return stream_rewrite(setup, document, instruction, policy)
+
+    def run() -> Iterator[Event]:
         return _scoped_then_whole(setup, document, instruction, policy, chosen, whole)
 
-    return redo
+    return run
 
 
 def stream_scoped(setup: EditSetup, document: EditDocument, instruction: str, policy: Policy,
@@ -118,4 +132,4 @@ def _scoped_then_whole(setup: EditSetup, document: EditDocument, instruction: st
         return
 
 
-__all__ = ["scoped_redo", "stream_scoped"]
+__all__ = ["scoped_redo", "scoped_rewrite", "stream_scoped"]
