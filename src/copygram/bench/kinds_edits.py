@@ -240,31 +240,27 @@ def _add_or_remove(lang: Language, chosen: list[Problem], rng: random.Random,
                 "calls it.", [*_plain(lang, rest), lang.absent(target.name)], [target.name])
 
 
-def _add_parameter(lang: Language, chosen: list[Problem], rng: random.Random) -> Edit | None:
+def _parameter(lang: Language, chosen: list[Problem], rng: random.Random,
+               add: bool) -> Edit | None:
+    """``add_parameter``: a last parameter ``calls`` that records the call, passed on by a
+    caller (tested through a spy); ``remove_parameter`` the other way round: the parameter,
+    its use and the caller's, taken out (judged by the tests, the caller's too, and the text
+    check)."""
     target = rng.choice(chosen)
     changed = lang.add_calls_param(target.fixed, target.name)
     if changed is None or not _exclusive(target, chosen):
         return None
     caller_before, caller_after = lang.param_callers(target.name)
-    after = [changed[0] if p is target else p.fixed for p in chosen]
-    tests = [*_plain(lang, chosen), lang.spy_test(target, None),
-             lang.spy_test(target, lang.caller_names[0])]
-    return Edit([*_fixed(chosen), caller_before], [*after, caller_after],
-                lang.param_instruction(target.name, changed[1]), tests, [target.name])
-
-
-def _remove_parameter(lang: Language, chosen: list[Problem], rng: random.Random) -> Edit | None:
-    """``add_parameter`` the other way round: the parameter, its use and the caller's, taken out
-    (judged by the tests, the caller's too, and the text check)."""
-    target = rng.choice(chosen)
-    changed = lang.add_calls_param(target.fixed, target.name)
-    if changed is None or not _exclusive(target, chosen):
-        return None
-    caller_before, caller_after = lang.param_callers(target.name)
-    before = [changed[0] if p is target else p.fixed for p in chosen]
+    plain = [*_fixed(chosen), caller_before]
+    with_param = [*(changed[0] if p is target else p.fixed for p in chosen), caller_after]
+    if add:
+        tests = [*_plain(lang, chosen), lang.spy_test(target, None),
+                 lang.spy_test(target, lang.caller_names[0])]
+        return Edit(plain, with_param, lang.param_instruction(target.name, changed[1]), tests,
+                    [target.name])
     tests = [*_plain(lang, chosen), lang.run_test(target, lang.caller_names[0])]
-    return Edit([*before, caller_after], [*_fixed(chosen), caller_before],
-                lang.remove_param_instruction(target.name), tests, [target.name])
+    return Edit(with_param, plain, lang.remove_param_instruction(target.name), tests,
+                [target.name])
 
 
 def _remove_branch(lang: Language, chosen: list[Problem], rng: random.Random) -> Edit | None:
@@ -334,7 +330,8 @@ def make_edit(kind: str, lang: Language, chosen: list[Problem], rng: random.Rand
         return _add_or_remove(lang, chosen, rng, kind == "add_function")
     if kind == "top_level":
         return _top_level(lang, chosen, rng, any(p.imports for p in chosen))
+    if kind in ("add_parameter", "remove_parameter"):
+        return _parameter(lang, chosen, rng, kind == "add_parameter")
     builders: dict[str, Callable[[Language, list[Problem], random.Random], Edit | None]] = {
-        "rename": _rename, "add_parameter": _add_parameter, "docstring": _docstring,
-        "remove_parameter": _remove_parameter, "remove_branch": _remove_branch}
+        "rename": _rename, "docstring": _docstring, "remove_branch": _remove_branch}
     return builders[kind](lang, chosen, rng)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from copygram.language import parsers
@@ -35,25 +35,7 @@ def _names(text: str, language: str) -> tuple[set[str], dict[str, int]] | None:
     bound: set[str] = set()
     used: dict[str, int] = {}
     if language == "python":
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                bound.add(node.name)
-            elif isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Load):
-                    used.setdefault(node.id, node.lineno)
-                else:
-                    bound.add(node.id)
-            elif isinstance(node, ast.arg):
-                bound.add(node.arg)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                if any(alias.name == "*" for alias in node.names):
-                    return None
-                bound.update((a.asname or a.name).split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-                bound.add(node.name)
-            elif isinstance(node, ast.Global | ast.Nonlocal):
-                bound.update(node.names)
-        return bound, used
+        return (bound, used) if _read_python(ast.walk(ast.parse(text)), bound, used) else None
     if language in _CALLED_ONLY:
         return _functions_and_calls(text, language)
     if language not in ("javascript", "typescript"):
@@ -75,6 +57,30 @@ def _names(text: str, language: str) -> tuple[set[str], dict[str, int]] | None:
             else:
                 used[name] = min(used.get(name, 1 << 30), node.start_point[0] + 1)
     return bound, used
+
+
+def _read_python(nodes: Iterable[ast.AST], bound: set[str], used: dict[str, int]) -> bool:
+    """Adds the names ``nodes`` bind to ``bound`` and those they use, with the line of the first
+    use, to ``used``; ``False`` at a star import (what it binds is not read)."""
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                used.setdefault(node.id, node.lineno)
+            else:
+                bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            if any(alias.name == "*" for alias in node.names):
+                return False
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound.update(node.names)
+    return True
 
 
 _CALLED_ONLY = frozenset({"c", "cpp", "java"})
@@ -189,16 +195,7 @@ def _python_functions(text: str) -> dict[str, _Function] | None:
                                   *([args.kwarg] if args.kwarg else [])]}
         uses: dict[str, int] = {}
         bound: set[str] = set()
-        for inner in (n for part in node.body for n in ast.walk(part)):
-            if isinstance(inner, ast.Name):
-                if isinstance(inner.ctx, ast.Load):
-                    uses.setdefault(inner.id, inner.lineno)
-                else:
-                    bound.add(inner.id)
-            elif isinstance(inner, ast.arg):
-                bound.add(inner.arg)
-            elif isinstance(inner, ast.Global | ast.Nonlocal):
-                bound.update(inner.names)
+        _read_python((n for part in node.body for n in ast.walk(part)), bound, uses)
         found[node.name] = (params, uses, bound)
     result = {name: entry for name, entry in found.items() if seen[name] == 1}
     result[_TOP] = (set(), {}, top)
