@@ -17,7 +17,7 @@ its last definition, :mod:`copygram.language.additions`; before, a 728-line Pyth
 "Add a function prod_signs" gave a free program that never wrote it, redone at the cost of
 both; where it removes part of a definition it names, a rewrite of the excerpt that holds it,
 :mod:`copygram.decode.scoped`, refused where it misses: on the six large rows of that kind the
-excerpt's rewrites passed 4, the programs 3, whole-file rewrites 1 in 30 times the time), and
+excerpt's rewrites passed 4, the programs 3, whole-file rewrites 1 in 38 times the time), and
 for one of at most ``auto_program_tokens`` (~50 lines) where the instruction names the
 document's definitions and introduces no new name
 (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove the
