@@ -10,9 +10,10 @@ happens to a damaged one is the session's ``on_damage``:
   or misses what the instruction names is refused (rewrite mode's own edits, chosen by the
   session, have nothing to fall back to: a damaged one is refused). In a long file the redo
   rewrites an excerpt (:mod:`copygram.decode.scoped`). Rewrite mode is the fallback because it
-  is plain greedy decoding of the whole file (docs/rewrite.md): it cannot misplace a block, and a model writes renames and
-  spread-out edits whole. A program that never finishes (the model repeats itself past its
-  budget: a :class:`~copygram.errors.GenerationError`) is redone so too, marked ``unfinished``,
+  is plain greedy decoding of the whole file (docs/rewrite.md): it cannot misplace a block, and
+  a model writes renames and spread-out edits whole. A program that never finishes (the model
+  repeats itself past its budget: a :class:`~copygram.errors.GenerationError`) is redone so
+  too, marked ``unfinished``,
   and so is one that missed what the instruction names (a definition it names left untouched,
   a name it introduces never written: :mod:`copygram.language.targets`), marked ``missed``.
   A rewrite that stops on its token budget or a full context before its reply ends (its file

@@ -24,6 +24,12 @@ instruction names definitions the excerpt rewrites pass none and the whole file'
 12 run: a second, whole-file try would cost minutes for nothing. A session that wants the
 whole file rewritten asks for it (``mode = "rewrite"``).
 
+The same scoped rewrite is the edit itself, with no program before it, where ``mode = "auto"``
+rewrites a long file whose instruction removes part of a definition it names
+(:mod:`copygram.decode.modes`; "Remove the debug branch at the start of f"): there the
+default model's programs wrote ``if (false)`` for the branch's condition, and whole-file
+rewrites cost minutes; one that misses is refused too.
+
 Cost: a rewrite of the excerpt (its lines, not the file's); the token and span events of that
 rewrite are not passed on (their text is the excerpt's, not the file's): the
 :class:`~copygram.decode.events.DoneEvent` carries the whole edited file as its text.
