@@ -34,11 +34,9 @@ def commanded_removals(instruction: str) -> list[str]:
     the word after the verb and its describing words (:data:`_REMOVE`: ``debug``, ``it``), in
     order; a removal the instruction only mentions ("Fix f so that it does not drop zeros") is
     none."""
-    words = FOR_FILE.sub(" ", instruction)
     found = []
-    for part in (clause.strip() for sentence in _SENTENCE_END.split(words)
-                 for clause in _CLAUSE.split(sentence)):
-        match = _REMOVE.match(part)
+    for part in _commands(instruction):
+        match = _REMOVE.match(part.strip())
         if match is not None:
             found.append(match.group(1))
     return found
@@ -53,10 +51,8 @@ def commanded(instruction: str, defined: Mapping[str, object]) -> list[list[str]
     edit of ``g``); "Update the callers of f and g" for one in ``f`` or ``g``; "Add a function
     h like f" for none (:func:`added_definitions`: a new unit). What the instruction quotes
     for the file (docstrings, block comments) is left out."""
-    words = FOR_FILE.sub(" ", instruction)
     groups: list[list[str]] = []
-    for part in (clause for sentence in _SENTENCE_END.split(words)
-                 for clause in _CLAUSE.split(sentence)):
+    for part in _commands(instruction):
         if not _EDIT_COMMAND.match(part.strip()) or added_definitions(part):
             # A sentence that adds a definition commands a new unit, not an edit of what it
             # names ("Add a function g like f").
@@ -201,6 +197,14 @@ _EDIT_COMMAND = re.compile(rf"(?:{'|'.join(_EDIT_VERBS)})\b", re.IGNORECASE)
 # remove it from g too"): the edit of another definition, as a sentence of its own would be.
 _CLAUSE = re.compile(rf"[,;]\s+(?:and\s+|then\s+)*(?=(?:{'|'.join(_EDIT_VERBS)})\b)",
                      re.IGNORECASE)
+
+
+def _commands(instruction: str) -> list[str]:
+    """``instruction``'s own words (what it quotes for the file left out) cut into sentences and
+    each sentence into its joined commands (:data:`_CLAUSE`)."""
+    words = FOR_FILE.sub(" ", instruction)
+    return [clause for sentence in _SENTENCE_END.split(words)
+            for clause in _CLAUSE.split(sentence)]
 
 
 # What a command edits: the name right after its verb and describing words ("Give g a
