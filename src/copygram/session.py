@@ -164,9 +164,11 @@ class EditSession:
         policy = SamplingPolicy(self.sampling)
         if mode == "rewrite":
             rewriter = self if self.mode == "rewrite" else self.derive(mode="rewrite")
-            if reading is not None and reading.removes_part and prediction is None:
-                # Auto's rewrite of a part of a long file's definition: its excerpt, refused
-                # where it misses (decode.modes).
+            if (reading is not None and (reading.removes_part or reading.passages)
+                    and prediction is None):
+                # Auto's rewrite of a part of a long file's definition or of the passages of a
+                # long text that its instruction quotes: their excerpt, refused where it misses
+                # (decode.modes).
                 scoped = scoped_rewrite(rewriter.setup(), doc, instruction, policy, language,
                                         reading)
                 if scoped is not None:
@@ -211,7 +213,8 @@ class EditSession:
                            language=language,
                            rewrite_languages=self.options.auto_rewrite_languages,
                            introduces=reading.introduces, placed=reading.placed,
-                           removes_part=reading.removes_part)
+                           removes_part=reading.removes_part,
+                           quoted=bool(reading.passages))
 
     def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it

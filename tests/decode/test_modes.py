@@ -32,24 +32,25 @@ def backend() -> PromptedBackend:
        docs=st.booleans(), listed=st.booleans(),
        language=st.sampled_from([None, "python", "java", "cpp"]),
        rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])), introduces=st.booleans(),
-       placed=st.booleans(), part=st.booleans())
+       placed=st.booleans(), part=st.booleans(), quoted=st.booleans())
 def test_auto_programs_long_documents_and_short_targeted_edits(
         tokens: int, threshold: int, short: int | None, prediction: bool, one: bool,
         docs: bool, listed: bool, language: str | None, rewritten: set[str],
-        introduces: bool, placed: bool, part: bool) -> None:
+        introduces: bool, placed: bool, part: bool, quoted: bool) -> None:
     chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold,
                          auto_program_tokens=short, prediction=prediction,
                          names_definitions=one, documentation=docs, listed=listed,
                          language=language,
                          rewrite_languages=rewritten, introduces=introduces, placed=placed,
-                         removes_part=part)
+                         removes_part=part, quoted=quoted)
     always_rewritten = language in rewritten
     targeted = (one and not docs and not listed and not part
                 and (short is None or tokens <= short))
     assert chosen == ("rewrite" if prediction or always_rewritten
                       or (tokens <= threshold and not targeted)
                       or (tokens > threshold and introduces and not placed)
-                      or (tokens > threshold and part and placed) else "program")
+                      or (tokens > threshold and part and placed)
+                      or (tokens > threshold and quoted) else "program")
     for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
         assert choose_mode(fixed, tokens, auto_rewrite_tokens=threshold,
                            prediction=prediction, names_definitions=one, language=language,

@@ -17,7 +17,9 @@ its last definition, :mod:`copygram.language.additions`; before, a 728-line Pyth
 "Add a function prod_signs" gave a free program that never wrote it, redone at the cost of
 both; where it removes part of a definition it names, a rewrite of the excerpt that holds it,
 :mod:`copygram.decode.scoped`, refused where it misses: on the six large rows of that kind the
-excerpt's rewrites passed 4, the programs 3, whole-file rewrites 1 in 38 times the time), and
+excerpt's rewrites passed 4, the programs 3, whole-file rewrites 1 in 38 times the time; in
+prose, where the instruction quotes the passages the edit lies in, a rewrite of those passages,
+:mod:`copygram.language.passages`), and
 for one of at most ``auto_program_tokens`` (~50 lines) where the instruction names the
 document's definitions and introduces no new name
 (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove the
@@ -54,7 +56,7 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
                 names_definitions: bool = False, documentation: bool = False,
                 listed: bool = False, language: str | None = None,
                 rewrite_languages: Collection[str] = (), introduces: bool = False,
-                placed: bool = False, removes_part: bool = False) -> str:
+                placed: bool = False, removes_part: bool = False, quoted: bool = False) -> str:
     """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
     tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
     doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
@@ -72,7 +74,9 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     a rename's definition and uses, an added unit's place, the definitions a new parameter goes
     into); a document whose instruction ``removes_part`` of a definition
     (:func:`~copygram.language.targets.removes_part`) is rewritten, a long one where it is
-    ``placed`` (on its excerpt: the session scopes it)."""
+    ``placed`` (on its excerpt: the session scopes it), and so is a longer prose document whose
+    instruction ``quoted`` the passages the edit lies in
+    (:func:`~copygram.language.passages.quoted_passages`; on their excerpt)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
@@ -80,7 +84,7 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     if prediction or (language is not None and language in rewrite_languages):
         return "rewrite"
     if document_tokens > auto_rewrite_tokens:
-        if removes_part and placed:
+        if quoted or (removes_part and placed):
             return "rewrite"  # of the excerpt that holds it (the session scopes it)
         return "rewrite" if introduces and not placed else "program"
     short = auto_program_tokens is None or document_tokens <= auto_program_tokens

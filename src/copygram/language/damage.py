@@ -52,11 +52,9 @@ from copygram.language.focus import ELISION
 from copygram.language.lines import split_lines
 from copygram.language.parsers import LANGUAGES
 from copygram.language.search_replace import MARKER_LIKE, MARKER_LINES
+from copygram.language.types import PROSE
 
 DamageKind = Literal["marker", "parse", "duplicate", "dangling", "unfinished", "missed"]
-
-PROSE = "text"
-"""The ``language`` of a document that is no code the checks read: the marker check alone."""
 
 _SUFFIXES = {
     ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",

@@ -24,13 +24,14 @@ target names: milliseconds for a few thousand lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from copygram.language.asks import names_every_definition
 from copygram.language.definitions import callers, code_lines, definitions, outermost
-from copygram.language.lines import split_lines
+from copygram.language.lines import merge_spans, split_lines
 from copygram.language.reading import Reading, read_edit
+from copygram.language.types import PROSE
 
 HEAD_LINES = 40
 """The most lines of the file's head (before its first definition: imports, constants) a view
@@ -43,8 +44,10 @@ definitions the instruction targets, which it shows whole whatever their length.
 _COMMENT = {"python": "#", "javascript": "//", "typescript": "//", "java": "//", "go": "//",
             "c": "//", "cpp": "//", "rust": "//"}
 
-ELISION = re.compile(r"^[ \t]*(?:#|//) \.\.\. lines \d+-\d+ not shown \.\.\.[ \t]*$")
-"""An elision line of a view, in any language (the damage check reads it as a marker)."""
+ELISION = re.compile(r"^[ \t]*(?:(?:#|//) \.\.\. lines \d+-\d+ not shown \.\.\."
+                     r"|\[\.\.\. lines \d+-\d+ not shown \.\.\.\])[ \t]*$")
+"""An elision line of a view, in any language or prose (the damage check reads it as a
+marker)."""
 
 # A run of this many lines or fewer between two shown ones is shown: its elision line would save
 # nothing.
@@ -69,7 +72,10 @@ class View:
 
 
 def elision_line(language: str, first: int, last: int) -> str:
-    """The line that stands for lines ``first``-``last`` (1-based) in a view."""
+    """The line that stands for lines ``first``-``last`` (1-based) in a view: a comment in a
+    language of code, a bracketed note in prose."""
+    if language not in _COMMENT:
+        return f"[... lines {first}-{last} not shown ...]\n"
     return f"{_COMMENT[language]} ... lines {first}-{last} not shown ...\n"
 
 
@@ -89,7 +95,7 @@ def focus_view(document: str, instruction: str, language: str | None, *,
     if not reach:
         return None
     lines = split_lines(document)
-    core = _merge(span for requirement in reach for span in requirement)
+    core = merge_spans(span for requirement in reach for span in requirement)
     defined = definitions(document, language)
     named = set(_WORD.findall(instruction)) & set(defined)
     head = _head(lines, defined, head_lines)
@@ -97,7 +103,7 @@ def focus_view(document: str, instruction: str, language: str | None, *,
     if names_every_definition(instruction) and reading.places:
         related += _outline(lines, defined, context_lines)
     spans = [_with_comment(lines, span) for span in (*core, *related)]
-    shown = _merge([*head, *spans], gap=_SMALL_GAP)
+    shown = merge_spans([*head, *spans], gap=_SMALL_GAP)
     if shown == ((1, len(lines)),):
         return None
     return View(_render(lines, shown, language), shown)
@@ -109,16 +115,19 @@ def excerpt_view(document: str, instruction: str, language: str | None, *,
     rewrite**, :mod:`copygram.decode.scoped`): the file's head (as :func:`focus_view`'s) and the
     definitions the instruction targets (:func:`~copygram.language.targets.named_reach`; for an
     addition, its places: the new unit is written after one), each with the comment above it,
-    every run between them one elision line, no elision before the first or after the last.
+    every run between them one elision line, no elision before the first or after the last; in
+    prose, the passages the instruction quotes (:mod:`copygram.language.passages`).
     ``None`` where the instruction targets none of its definitions, asks a rename (its reach is
     the first few uses, not every unit to write again), the language has no comment, or the
     excerpt would be the whole file. ``reading``: as :func:`focus_view` takes it. An addition
     that names every definition gets the first line of each as the view's ``outline``.
     Milliseconds."""
-    if language not in _COMMENT:
-        return None
     if reading is None:
         reading = read_edit(document, instruction, language)
+    if reading.passages:
+        return _passage_view(document, reading.passages)
+    if language not in _COMMENT:
+        return None
     reach = reading.reach
     if reading.renamed or not reach:
         return None
@@ -133,10 +142,20 @@ def excerpt_view(document: str, instruction: str, language: str | None, *,
         # (and a whole-file rewrite followed: 1,103 s for a Python __all__).
         outline = tuple(lines[first - 1].strip()
                         for first, _ in _outline(lines, defined, CONTEXT_LINES))
-    shown = _merge([*head, *spans], gap=_SMALL_GAP)
+    shown = merge_spans([*head, *spans], gap=_SMALL_GAP)
     if shown == ((1, len(lines)),):
         return None
     return View(_render(lines, shown, language, ends=False), shown, outline)
+
+
+def _passage_view(document: str, passages: Sequence[Span]) -> View | None:
+    """The excerpt of a prose document that shows ``passages``: no head (prose has no imports to
+    keep in view), every run between two passages one elision line."""
+    lines = split_lines(document)
+    shown = merge_spans(passages, gap=_SMALL_GAP)
+    if shown == ((1, len(lines)),):
+        return None
+    return View(_render(lines, shown, PROSE, ends=False), shown)
 
 
 def splice(document: str, view: View, rewritten: str) -> str | None:
@@ -254,17 +273,6 @@ def _inside(number: int, spans: Sequence[Span]) -> bool:
 
 def _overlaps(span: Span, spans: Sequence[Span]) -> bool:
     return any(span[0] <= end and start <= span[1] for start, end in spans)
-
-
-def _merge(spans: Iterable[Span], gap: int = 0) -> tuple[Span, ...]:
-    """``spans`` sorted, those that overlap or lie at most ``gap`` lines apart joined."""
-    merged: list[Span] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1] + 1 + gap:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return tuple(merged)
 
 
 def _render(lines: Sequence[str], shown: Sequence[Span], language: str, *,

@@ -8,6 +8,7 @@ break on form feeds, vertical tabs or Unicode separators, since a model and a di
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -23,3 +24,15 @@ def count_lines(document: str) -> int:
         return 0
     terminators = document.count("\n") + document.count("\r") - document.count("\r\n")
     return terminators + (0 if document[-1] in "\r\n" else 1)
+
+
+def merge_spans(spans: Iterable[tuple[int, int]], gap: int = 0) -> tuple[tuple[int, int], ...]:
+    """Line ranges (1-based, inclusive) ``spans`` sorted, those that overlap, touch or lie at
+    most ``gap`` lines apart joined."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1] + 1 + gap:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return tuple(merged)

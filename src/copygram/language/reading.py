@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from copygram.language.additions import added_names, addition_places
 from copygram.language.asks import documentation_only
+from copygram.language.passages import quoted_passages
 from copygram.language.targets import (
     block_scope,
     introduces_names,
@@ -28,13 +29,14 @@ from copygram.language.targets import (
     renames,
     targets_definitions,
 )
-from copygram.language.types import Reach, Scope
+from copygram.language.types import PROSE, Reach, Scope
 
 
 @dataclass(frozen=True)
 class Reading:
     """One instruction read against one document (module doc); each field names the function
-    of :mod:`copygram.language.targets` or :mod:`copygram.language.additions` that gives it."""
+    of :mod:`copygram.language.targets`, :mod:`copygram.language.additions` or
+    :mod:`copygram.language.passages` that gives it."""
 
     reach: Reach = ()  # named_reach: what a program must reach
     scope: Scope = ()  # block_scope: where its blocks may edit (empty: anywhere)
@@ -47,6 +49,7 @@ class Reading:
     listed: bool = False  # lists_definitions
     introduces: bool = False  # introduces_names
     removes_part: bool = False  # removes_part: a removal of part of a definition
+    passages: Scope = ()  # passages.quoted_passages (prose only): where the edit lies
 
     @property
     def placed(self) -> bool:
@@ -76,6 +79,7 @@ def read_edit(document: str, instruction: str, language: str | None) -> Reading:
         listed=lists_definitions(document, instruction, language),
         introduces=introduces_names(document, instruction),
         removes_part=removes_part(document, instruction, language),
+        passages=quoted_passages(document, instruction) if language == PROSE else (),
     )
 
 

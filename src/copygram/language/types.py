@@ -27,6 +27,11 @@ Scope = tuple[tuple[int, int], ...]
 """Where a program's blocks may edit (a rename: its definition and uses): line ranges (1-based,
 inclusive) one of which every block must overlap; empty: anywhere."""
 
+PROSE = "text"
+"""The ``language`` of a document that is no code the checks read (prose, Markdown): the marker
+check alone, and its edits located by what the instruction quotes
+(:mod:`copygram.language.passages`)."""
+
 MAX_REACH = 3
 """The most requirements a :data:`Reach` holds: a constraint's rules come once per set of
 requirements not yet met (``2 ** n - 1`` copies), so three names listed together cost 7."""

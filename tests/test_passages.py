@@ -1,0 +1,140 @@
+"""The passages of a prose document an instruction quotes (copygram.language.passages), their
+excerpt (copygram.language.focus) and auto's scoped rewrite of a long text (a scripted model:
+the excerpt's rewrite is the edit, the whole text is never rewritten)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from copygram import EditSession
+from copygram.decode.prompt import REWRITE_SYSTEM
+from copygram.language.damage import PROSE, find_damage
+from copygram.language.focus import ELISION, excerpt_view, splice
+from copygram.language.lines import split_lines
+from copygram.language.passages import MAX_PASSAGE_LINES, quoted_passages
+from copygram.language.reading import read_edit
+from copygram.testing import PromptedBackend
+
+
+def _paragraph(topic: str, n: int) -> str:
+    return "".join(f"The {topic} sentence number {i} says something about {topic}.\n"
+                   for i in range(n))
+
+
+PARAGRAPHS = [_paragraph(t, n) for t, n in
+              [("river", 4), ("harbour", 3), ("bridge", 5), ("tunnel", 2), ("canal", 6)] * 4]
+TEXT = "\n".join(PARAGRAPHS)
+LINES = split_lines(TEXT)
+
+
+def _span_of(paragraph: int) -> tuple[int, int]:
+    start = 1 + sum(len(split_lines(p)) + 1 for p in PARAGRAPHS[:paragraph])
+    return start, start + len(split_lines(PARAGRAPHS[paragraph])) - 1
+
+
+def test_the_paragraph_that_starts_with_a_quote_is_its_passage() -> None:
+    quote = "The bridge sentence number 0"  # in 4 paragraphs: names no place
+    assert quoted_passages(TEXT, f'Revise the paragraph that starts with "{quote}".') == ()
+    unique = TEXT.replace("The canal sentence number 3 says", "Boats on the canal say", 1)
+    found = quoted_passages(unique, 'Improve the paragraph with "Boats on the canal say".')
+    assert found == (_span_of(4),)
+
+
+def test_every_quote_kind_and_several_quotes() -> None:
+    text = TEXT.replace("harbour sentence number 1", "pier line one", 1).replace(
+        "tunnel sentence number 1", "deep tube line", 1)
+    for instruction in ("Fix 'pier line one' and “deep tube line”.",
+                        'Fix `pier line one` and "deep tube line".'):
+        assert quoted_passages(text, instruction) == (_span_of(1), _span_of(3))
+
+
+def test_no_place_without_a_quote_an_apostrophe_a_short_one_or_an_edit_everywhere() -> None:
+    text = TEXT.replace("harbour sentence number 1", "pier line one", 1)
+    assert quoted_passages(text, "Make the pier line one clearer.") == ()
+    assert quoted_passages(text, "Don't touch it's 'pier line one' part") == (_span_of(1),)
+    assert quoted_passages(text, "Don't change the writer's pier line one part.") == ()
+    assert quoted_passages(text, 'Replace "pier" with "jetty".') == ()  # shorter than MIN_QUOTE
+    for everywhere in ('Replace "pier line one" everywhere.',
+                       'Make every sentence like "pier line one" shorter.',
+                       'Fix the spelling throughout, as in "pier line one".'):
+        assert quoted_passages(text, everywhere) == ()
+    assert quoted_passages(text, 'Revise "no such words at all here".') == ()
+
+
+def test_a_quote_compares_its_white_space_collapsed() -> None:
+    text = TEXT.replace("harbour sentence number 1 says", "harbour   sentence\tnumber 1 said", 1)
+    found = quoted_passages(text, 'Fix the tense in "harbour sentence number 1 said".')
+    assert found == (_span_of(1),)
+
+
+def test_a_paragraph_longer_than_the_cap_gives_the_lines_around_the_quote() -> None:
+    long = "".join(f"Line {i} of one long run.\n" for i in range(200))
+    (start, end), = quoted_passages(long, 'Fix "Line 120 of one long run".')
+    assert end - start + 1 == MAX_PASSAGE_LINES and start <= 121 <= end
+
+
+def test_the_excerpt_shows_the_passages_and_splices_back() -> None:
+    text = TEXT.replace("harbour sentence number 1", "pier line one", 1).replace(
+        "canal sentence number 2", "deep tube line", 1)
+    instruction = "Rewrite the sentences 'pier line one' and 'deep tube line'."
+    view = excerpt_view(text, instruction, PROSE)
+    assert view is not None and view.shown == (_span_of(1), _span_of(4))
+    elisions = [line for line in split_lines(view.text) if ELISION.match(line)]
+    assert elisions == [f"[... lines {_span_of(1)[1] + 1}-{_span_of(4)[0] - 1} not shown ...]\n"]
+    assert splice(text, view, view.text) == text
+    edited = splice(text, view, view.text.replace("pier line one", "jetty line one"))
+    assert edited == text.replace("pier line one", "jetty line one")
+    # An elision line left in the text is a marker the damage check finds.
+    assert {d.kind for d in find_damage(text, text + elisions[0], language=PROSE)} == {"marker"}
+
+
+_WORDS = st.text(alphabet="abcdefghij ", min_size=12, max_size=40).filter(
+    lambda s: len(s.split()) >= 2)
+
+
+@given(st.lists(st.lists(_WORDS, min_size=1, max_size=6), min_size=2, max_size=12),
+       st.data())
+def test_a_unique_quoted_line_is_inside_its_passage_of_non_blank_lines(
+        paragraphs: list[list[str]], data: st.DataObject) -> None:
+    text = "\n".join("".join(f"{line.strip()}\n" for line in p) for p in paragraphs)
+    lines = split_lines(text)
+    number = data.draw(st.sampled_from([i for i, line in enumerate(lines, 1) if line.strip()]))
+    quote = " ".join(lines[number - 1].split())
+    found = quoted_passages(text, f'Edit the sentence "{quote}".')
+    hits = {i for i, line in enumerate(lines, 1) if quote in " ".join(line.split())}
+    if len(quote.strip(" .,;:")) < 8:
+        return
+    for start, end in found:
+        assert all(lines[i - 1].strip() for i in range(start, end + 1))
+    if len(hits) == 1:
+        assert any(start <= number <= end for start, end in found)
+    view = excerpt_view(text, f'Edit the sentence "{quote}".', PROSE)
+    if view is not None:
+        assert splice(text, view, view.text) == text
+
+
+def _session(reply: str) -> EditSession:
+    backend = PromptedBackend(TEXT, replies=((REWRITE_SYSTEM, reply),))
+    return EditSession(backend, mode="auto", focus_tokens=64, auto_rewrite_tokens=64)
+
+
+def test_auto_rewrites_the_quoted_paragraph_of_a_long_text_and_nothing_else() -> None:
+    text = TEXT.replace("The canal sentence number 3 says", "Boats on the canal say", 1)
+    instruction = 'Revise the paragraph that starts with "The canal sentence number 0" ...'
+    assert quoted_passages(text, instruction) == ()  # four such paragraphs: no place
+    instruction = 'Revise the paragraph that holds "Boats on the canal say".'
+    view = excerpt_view(text, instruction, PROSE)
+    assert view is not None and "river" not in view.text
+    session = _session(view.text.replace("Boats on the canal say", "Canal boats say"))
+    assert session.mode_for(text, instruction) == "rewrite"
+    result = session.edit(text, instruction)
+    assert result.text == text.replace("Boats on the canal say", "Canal boats say")
+    assert 0 < result.stats.scope_lines < len(split_lines(text)) // 4
+
+
+def test_only_prose_is_read_for_passages() -> None:
+    text = TEXT.replace("harbour sentence number 1", "pier line one", 1)
+    instruction = "Rewrite the sentence 'pier line one'."
+    assert read_edit(text, instruction, PROSE).passages == (_span_of(1),)
+    assert read_edit(text, instruction, "python").passages == ()
