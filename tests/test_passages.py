@@ -138,3 +138,18 @@ def test_only_prose_is_read_for_passages() -> None:
     instruction = "Rewrite the sentence 'pier line one'."
     assert read_edit(text, instruction, PROSE).passages == (_span_of(1),)
     assert read_edit(text, instruction, "python").passages == ()
+
+
+def test_a_short_texts_quoted_paragraph_is_rewritten_alone_too() -> None:
+    # The default model answers "revise the paragraph ..." with that paragraph: as the whole
+    # text's rewrite it would lose every other one; as the excerpt's, it is spliced in place.
+    text = "\n".join(PARAGRAPHS[:3]).replace("harbour sentence number 1", "pier line one", 1)
+    instruction = "Revise the paragraph with 'pier line one'."
+    revised = "The harbour is calm. The pier line one is long.\n"
+    backend = PromptedBackend(text, replies=((REWRITE_SYSTEM, revised),))
+    session = EditSession(backend, mode="auto")  # the default focus_tokens: longer than the text
+    assert session.mode_for(text, instruction) == "rewrite"
+    result = session.edit(text, instruction)
+    assert result.text == "".join([PARAGRAPHS[0], "\n", revised, "\n", PARAGRAPHS[2]])
+    unscoped = EditSession(backend, mode="auto", focus_tokens=0)
+    assert unscoped.edit(text, instruction).text == revised  # the model's reply, whole

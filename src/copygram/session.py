@@ -167,7 +167,7 @@ class EditSession:
             if (reading is not None and (reading.removes_part or reading.passages)
                     and prediction is None):
                 # Auto's rewrite of a part of a long file's definition or of the passages of a
-                # long text that its instruction quotes: their excerpt, refused where it misses
+                # text that its instruction quotes: their excerpt, refused where it misses
                 # (decode.modes).
                 scoped = scoped_rewrite(rewriter.setup(), doc, instruction, policy, language,
                                         reading)

@@ -49,8 +49,7 @@ def test_auto_programs_long_documents_and_short_targeted_edits(
     assert chosen == ("rewrite" if prediction or always_rewritten
                       or (tokens <= threshold and not targeted)
                       or (tokens > threshold and introduces and not placed)
-                      or (tokens > threshold and part and placed)
-                      or (tokens > threshold and quoted) else "program")
+                      or (tokens > threshold and part and placed) or quoted else "program")
     for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
         assert choose_mode(fixed, tokens, auto_rewrite_tokens=threshold,
                            prediction=prediction, names_definitions=one, language=language,

@@ -18,8 +18,9 @@ its last definition, :mod:`copygram.language.additions`; before, a 728-line Pyth
 both; where it removes part of a definition it names, a rewrite of the excerpt that holds it,
 :mod:`copygram.decode.scoped`, refused where it misses: on the six large rows of that kind the
 excerpt's rewrites passed 4, the programs 3, whole-file rewrites 1 in 38 times the time; in
-prose, where the instruction quotes the passages the edit lies in, a rewrite of those passages,
-:mod:`copygram.language.passages`), and
+prose, where the instruction quotes the passages the edit lies in, a rewrite of those passages
+at any length, :mod:`copygram.language.passages`: asked to revise one paragraph of a short text,
+the default model's whole-text rewrite was that paragraph alone), and
 for one of at most ``auto_program_tokens`` (~50 lines) where the instruction names the
 document's definitions and introduces no new name
 (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove the
@@ -74,17 +75,18 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     a rename's definition and uses, an added unit's place, the definitions a new parameter goes
     into); a document whose instruction ``removes_part`` of a definition
     (:func:`~copygram.language.targets.removes_part`) is rewritten, a long one where it is
-    ``placed`` (on its excerpt: the session scopes it), and so is a longer prose document whose
-    instruction ``quoted`` the passages the edit lies in
+    ``placed`` (on its excerpt: the session scopes it), and so is a prose document of any length
+    whose instruction ``quoted`` the passages the edit lies in
     (:func:`~copygram.language.passages.quoted_passages`; on their excerpt)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
         return mode
-    if prediction or (language is not None and language in rewrite_languages):
+    # quoted: a rewrite of the passages' excerpt, whatever the text's length (the session scopes it)
+    if prediction or quoted or (language is not None and language in rewrite_languages):
         return "rewrite"
     if document_tokens > auto_rewrite_tokens:
-        if quoted or (removes_part and placed):
+        if removes_part and placed:
             return "rewrite"  # of the excerpt that holds it (the session scopes it)
         return "rewrite" if introduces and not placed else "program"
     short = auto_program_tokens is None or document_tokens <= auto_program_tokens

@@ -72,9 +72,15 @@ def scoped_rewrite(setup: EditSetup, document: EditDocument, instruction: str, p
                    ) -> Callable[[], Iterator[Event]] | None:
     """A rewrite of the excerpt of ``document`` that ``instruction`` names, spliced back, and of
     the whole file where its lines cannot be put back (module doc; ``setup``: a rewrite-mode
-    session's), where the document is longer than ``focus_tokens`` and :func:`excerpt_view`
-    gives an excerpt (``reading``: the edit's, as it takes it); ``None`` otherwise."""
-    if language is None or not 0 < setup.options.focus_tokens < len(document.tokens):
+    session's), where the document is longer than ``focus_tokens`` (or, in prose, whatever its
+    length, where ``reading`` found the passages the instruction quotes; ``focus_tokens = 0``:
+    never) and :func:`excerpt_view` gives an excerpt (``reading``: the edit's, as it takes it);
+    ``None`` otherwise."""
+    focus = setup.options.focus_tokens
+    # Asked to revise one paragraph of a short text, the default model's rewrite was that
+    # paragraph alone: written as the whole text, it lost every other one (3 of 3 such texts).
+    quoted = reading is not None and bool(reading.passages)
+    if language is None or focus == 0 or not (quoted or focus < len(document.tokens)):
         return None
     view = excerpt_view(document.text, instruction, language, reading=reading)
     if view is None:
