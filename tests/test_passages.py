@@ -153,3 +153,57 @@ def test_a_short_texts_quoted_paragraph_is_rewritten_alone_too() -> None:
     assert result.text == "".join([PARAGRAPHS[0], "\n", revised, "\n", PARAGRAPHS[2]])
     unscoped = EditSession(backend, mode="auto", focus_tokens=0)
     assert unscoped.edit(text, instruction).text == revised  # the model's reply, whole
+
+
+MARKDOWN = """# Guide
+
+Intro text for the guide.
+
+## Getting started
+
+Install the package first.
+
+```sh
+# Getting started quickly
+pip install thing
+```
+
+Then run it.
+
+### Details of getting started
+
+More words here.
+
+## Usage in production
+
+Use it well.
+"""
+
+
+def test_a_quoted_heading_names_its_section_not_its_title_line() -> None:
+    lines = split_lines(MARKDOWN)
+    start = lines.index("## Getting started\n") + 1
+    end = lines.index("More words here.\n") + 1
+    # "Getting started" is also a comment in the fenced block (no heading: its paragraph is
+    # a place of its own, inside the section).
+    for quote in ("Getting started", "## Getting started"):
+        assert quoted_passages(MARKDOWN, f'Rewrite the section "{quote}".') == ((start, end),)
+    fence = lines.index("```sh\n") + 1
+    assert quoted_passages(MARKDOWN, 'Fix "pip install thing".') == ((fence, fence + 3),)
+    usage = lines.index("## Usage in production\n") + 1
+    assert quoted_passages(MARKDOWN, "Shorten 'Usage in production'.") == (
+        (usage, len(lines)),)
+
+
+def test_an_rst_title_names_its_section_up_to_the_next_of_its_rank() -> None:
+    rst = ("Title\n=====\n\nIntro.\n\nFirst part\n----------\n\nText one.\n\nSub part\n"
+           "~~~~~~~~\n\nText two.\n\nSecond part\n-----------\n\nText three.\n")
+    lines = split_lines(rst)
+    first = lines.index("First part\n") + 1
+    second = lines.index("Second part\n") + 1
+    assert quoted_passages(rst, 'Revise "First part".') == ((first, second - 2),)
+
+
+def test_a_section_longer_than_the_cap_names_no_place() -> None:
+    long = "## A long section here\n\n" + "".join(f"Line {i}.\n\n" for i in range(150))
+    assert quoted_passages(long, 'Revise "A long section here".') == ()

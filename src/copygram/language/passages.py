@@ -14,7 +14,9 @@ A quote locates only where it is a place: found in at most :data:`MAX_PLACES` pa
 long, and in an instruction that does not speak of the whole document ("every", "all",
 "throughout", "the whole text": an edit everywhere, which a passage would not hold). Quotes are
 compared with their white space collapsed, line by line (a quote that runs over a line break
-is not found).
+is not found). A quote of a heading (Markdown ``#``, an underlined reStructuredText title)
+names its section, up to the next heading of its rank or a higher one: "Rewrite the section
+"Getting started"" edits the section, not its title line alone.
 
 Cost: one scan of the document's lines per quote: milliseconds for a few thousand lines.
 """
@@ -36,6 +38,10 @@ MAX_PASSAGE_LINES = 60
 """The most lines of one passage: a longer paragraph (a text with no blank lines) gives the
 lines around the quote."""
 
+MAX_SECTION_LINES = 200
+"""The most lines of a section a quoted heading names; a quote of a longer one's heading names
+no place (the text is edited whole, as it would be with no quote)."""
+
 # "...", “...”, `...`, and '...' where the quote marks stand outside words (not apostrophes).
 _QUOTE = re.compile(r'"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d|`([^`\n]+)`'
                     r"|(?<![\w'])'([^'\n]+)'(?![\w'])")
@@ -52,12 +58,14 @@ def quoted_passages(document: str, instruction: str) -> Scope:
         return ()
     lines = split_lines(document)
     flat_lines = [" ".join(line.split()) for line in lines]
+    headings = _headings(lines)
     found: set[tuple[int, int]] = set()
     for quote in _quotes(instruction):
         hits = [number for number, line in enumerate(flat_lines, 1) if quote in line]
-        places = {_paragraph(lines, number) for number in hits}
-        if 0 < len(places) <= MAX_PLACES:
-            found |= places
+        places = {_section(lines, headings, number) if number in headings
+                  else _paragraph(lines, number) for number in hits}
+        if 0 < len(places) <= MAX_PLACES and None not in places:
+            found |= {place for place in places if place is not None}
     return merge_spans(found)
 
 
@@ -90,4 +98,54 @@ def _paragraph(lines: list[str], number: int) -> tuple[int, int]:
     return start, end
 
 
-__all__ = ["MAX_PASSAGE_LINES", "MAX_PLACES", "MIN_QUOTE", "quoted_passages"]
+# A Markdown heading ("## Install"); an RST title's underline ("=====", "-----").
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
+_UNDERLINE = re.compile(r"^([=\-~^\"'*+#`:.])\1{2,}[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+
+
+def _headings(lines: list[str]) -> dict[int, int]:
+    """The heading lines of a Markdown or reStructuredText text (1-based) and their rank, the
+    lower the higher: ``#`` 1 to ``######`` 6; an RST title 10 and up, by the order its
+    underline character first appears. Lines inside fenced code blocks are no headings (a
+    shell comment)."""
+    headings: dict[int, int] = {}
+    underlines: list[str] = []
+    fenced = False
+    for number, line in enumerate(lines, 1):
+        if number - 1 in headings and headings[number - 1] >= 10:
+            continue  # a title's underline ("~~~~" is a fence in Markdown)
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        atx = _ATX.match(line)
+        below = lines[number] if number < len(lines) else ""
+        underline = _UNDERLINE.match(below)
+        if atx:
+            headings[number] = len(atx.group(1))
+        elif (underline and line.strip() and not _UNDERLINE.match(line)
+              and len(below.strip()) >= len(line.strip())):
+            mark = underline.group(1)
+            if mark not in underlines:
+                underlines.append(mark)
+            headings[number] = 10 + underlines.index(mark)
+    return headings
+
+
+def _section(lines: list[str], headings: dict[int, int],
+             number: int) -> tuple[int, int] | None:
+    """The section heading line ``number`` opens: up to the next heading of its rank or a
+    higher one, trailing blank lines left out; ``None`` where it runs past
+    :data:`MAX_SECTION_LINES`."""
+    rank = headings[number]
+    end = next((other - 1 for other in sorted(headings)
+                if other > number and headings[other] <= rank), len(lines))
+    while end > number and not lines[end - 1].strip():
+        end -= 1
+    return (number, end) if end - number + 1 <= MAX_SECTION_LINES else None
+
+
+__all__ = ["MAX_PASSAGE_LINES", "MAX_PLACES", "MAX_SECTION_LINES", "MIN_QUOTE",
+           "quoted_passages"]
