@@ -3,11 +3,13 @@
 An edit of a text document names its place by quoting it: "Revise the paragraph that starts
 with "Cities that installed their sewage"", "Fix the typo in 'recieve the data'". A document of
 a few hundred lines costs a 2-core CPU minutes of prefill before a program's first token, and a
-rewrite of the whole of it minutes more (a 990-line document of 31k tokens does not fit the
-default model's context twice, so it cannot be rewritten at all), for an edit of one paragraph.
+rewrite of the whole of it minutes more (a 990-line document of 28k tokens does not fit the
+default model's context twice, so it cannot be rewritten at all), for an edit of one paragraph;
+and asked to revise one paragraph of a short text, the default model's rewrite is that paragraph
+alone, which written as the whole text loses the rest (docs/quality.md, "Prose").
 :func:`quoted_passages` finds the paragraphs (runs of non-blank lines between blank lines)
-that hold what the instruction quotes, so that ``mode = "auto"`` rewrites those alone (a
-scoped rewrite, :mod:`copygram.decode.scoped`) and splices them back.
+that hold what the instruction quotes, so that ``mode = "auto"`` rewrites those alone, at any
+length (a scoped rewrite, :mod:`copygram.decode.scoped`), and splices them back.
 
 A quote locates only where it is a place: found in at most :data:`MAX_PLACES` paragraphs
 (a word found all over the document names no place), at least :data:`MIN_QUOTE` characters
