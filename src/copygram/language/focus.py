@@ -24,7 +24,7 @@ target names: milliseconds for a few thousand lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from copygram.language.asks import names_every_definition
@@ -103,10 +103,7 @@ def focus_view(document: str, instruction: str, language: str | None, *,
     if names_every_definition(instruction) and reading.places:
         related += _outline(lines, defined, context_lines)
     spans = [_with_comment(lines, span) for span in (*core, *related)]
-    shown = merge_spans([*head, *spans], gap=_SMALL_GAP)
-    if shown == ((1, len(lines)),):
-        return None
-    return View(_render(lines, shown, language), shown)
+    return _view(lines, [*head, *spans], language, ends=True)
 
 
 def excerpt_view(document: str, instruction: str, language: str | None, *,
@@ -142,20 +139,23 @@ def excerpt_view(document: str, instruction: str, language: str | None, *,
         # (and a whole-file rewrite followed: 1,103 s for a Python __all__).
         outline = tuple(lines[first - 1].strip()
                         for first, _ in _outline(lines, defined, CONTEXT_LINES))
-    shown = merge_spans([*head, *spans], gap=_SMALL_GAP)
-    if shown == ((1, len(lines)),):
-        return None
-    return View(_render(lines, shown, language, ends=False), shown, outline)
+    return _view(lines, [*head, *spans], language, ends=False, outline=outline)
 
 
 def _passage_view(document: str, passages: Sequence[Span]) -> View | None:
     """The excerpt of a prose document that shows ``passages``: no head (prose has no imports to
     keep in view), every run between two passages one elision line."""
-    lines = split_lines(document)
-    shown = merge_spans(passages, gap=_SMALL_GAP)
+    return _view(split_lines(document), passages, PROSE, ends=False)
+
+
+def _view(lines: Sequence[str], spans: Iterable[Span], language: str, *, ends: bool,
+          outline: tuple[str, ...] = ()) -> View | None:
+    """The view that shows ``spans`` (merged where at most :data:`_SMALL_GAP` lines apart),
+    ``None`` where that is every line (``ends``: as :func:`_render` takes it)."""
+    shown = merge_spans(spans, gap=_SMALL_GAP)
     if shown == ((1, len(lines)),):
         return None
-    return View(_render(lines, shown, PROSE, ends=False), shown)
+    return View(_render(lines, shown, language, ends=ends), shown, outline)
 
 
 def splice(document: str, view: View, rewritten: str) -> str | None:

@@ -56,13 +56,14 @@ _EVERYWHERE = re.compile(r"\b(?:every|everywhere|all|throughout|whole|entire|eac
 def quoted_passages(document: str, instruction: str) -> Scope:
     """The passages (1-based, inclusive line ranges, sorted, disjoint) of ``document`` that
     hold what ``instruction`` quotes as a place (module doc); empty where it quotes none."""
-    if _EVERYWHERE.search(_unquoted(instruction)):
-        return ()
+    quotes = _quotes(instruction)
+    if not quotes or _EVERYWHERE.search(_unquoted(instruction)):
+        return ()  # read for every prose edit: the document is not scanned without a quote
     lines = split_lines(document)
     flat_lines = [" ".join(line.split()) for line in lines]
     headings = _headings(lines)
     found: set[tuple[int, int]] = set()
-    for quote in _quotes(instruction):
+    for quote in quotes:
         hits = [number for number, line in enumerate(flat_lines, 1) if quote in line]
         places = {_section(lines, headings, number) if number in headings
                   else _paragraph(lines, number) for number in hits}
