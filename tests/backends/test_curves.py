@@ -47,6 +47,17 @@ def test_the_curve_is_splice_over_a_decode_step_from_one_step_and_never_falls(
     assert with_costs(TRANSFORMERS_CPU, None) is TRANSFORMERS_CPU
 
 
+def test_a_one_token_row_is_the_unit_and_read_past(tmp_path: Path) -> None:
+    """``bench kernel --n 1,8,...`` writes a row for one token (its forward against one decode
+    step, the unit itself): the file is read, that row left out; a row of no tokens is refused."""
+    path = kernel_json(tmp_path / "kernel.json", [(1, 0.1, 0.098), *ROWS])
+    assert read_cost_curve(path, "transformers", MODEL) == read_cost_curve(
+        kernel_json(tmp_path / "without.json", ROWS), "transformers", MODEL)
+    with pytest.raises(ConfigError, match="n >= 1"):
+        read_cost_curve(kernel_json(tmp_path / "zero.json", [(0, 0.1, 0.1), *ROWS]),
+                        "transformers", MODEL)
+
+
 def test_the_verify_forward_prices_drafts_where_the_file_measured_it(tmp_path: Path) -> None:
     """A draft's forward keeps every row's logits: where ``bench kernel`` timed that forward too
     (``verify_s``), the curve is made of it; rows without it keep the splice."""
@@ -93,7 +104,9 @@ def test_bad_files_are_config_errors_that_say_how_to_write_one(tmp_path: Path) -
     assert "no measurement for backend 'llamacpp'" in error(good, "llamacpp")
     other = kernel_json(tmp_path / "other.json", ROWS, model="qwen2.5-coder-1.5b.gguf")
     assert "measured with qwen2.5-coder-1.5b.gguf" in error(other)
-    for rows in ([(1, 0.1, 0.1)], [(8, 0.0, 0.1)], [(8, float("nan"), 0.1)]):
+    assert "no rows of 2 tokens or more" in error(kernel_json(tmp_path / "one.json",
+                                                                [(1, 0.1, 0.1)]))
+    for rows in ([(0, 0.1, 0.1)], [(8, 0.0, 0.1)], [(8, float("nan"), 0.1)]):
         assert "not bench kernel rows" in error(kernel_json(tmp_path / "rows.json", rows))
     assert "has no rows" in error(kernel_json(tmp_path / "empty.json", []))
 

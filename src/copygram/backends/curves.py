@@ -82,14 +82,15 @@ def read_kernel_points(path: str | Path, backend: str,
             point = KernelPoint(int(row["n"]), float(row["decode_s"]), float(row["splice_s"]),
                                 None if verify is None else float(verify))
             times = (point.decode_s, point.splice_s, *(() if verify is None else (verify,)))
-            if point.n < 2 or not all(math.isfinite(v) and v > 0 for v in times):
-                raise ValueError(f"row n={point.n}: need n >= 2 and positive finite times")
-            points.append(point)
+            if point.n < 1 or not all(math.isfinite(v) and v > 0 for v in times):
+                raise ValueError(f"row n={point.n}: need n >= 1 and positive finite times")
+            if point.n > 1:  # a one-token forward is the unit: 1.0 by definition
+                points.append(point)
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"cost_curve {file}: {backend}'s rows are not bench kernel rows "
                           f"({exc}); {how}") from None
     if not points:
-        raise ConfigError(f"cost_curve {file}: {backend} has no rows; {how}")
+        raise ConfigError(f"cost_curve {file}: {backend} has no rows of 2 tokens or more; {how}")
     return tuple(points)
 
 
