@@ -43,7 +43,7 @@ from copygram.decode.policies import SamplingPolicy, TeacherPolicy
 from copygram.decode.prompt import PromptBuilder
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
-from copygram.decode.scoped import scoped_redo, scoped_rewrite
+from copygram.decode.scoped import kept_text, scoped_redo, scoped_rewrite
 from copygram.decode.setup import EditSetup, draft_config, sampling
 from copygram.errors import ConfigError
 from copygram.language.damage import PROSE, guess_language
@@ -175,6 +175,9 @@ class EditSession:
                     return checked(scoped(), document, on_damage=self.options.on_damage,
                                    language=language, instruction=instruction, misses=True)
             events = stream_rewrite(rewriter.setup(), doc, instruction, policy, prediction)
+            if language == PROSE:  # a text rewritten as one of its paragraphs: put back or refused
+                events = kept_text(events, document, instruction,
+                                   put_back=reading is not None and prediction is None)
             return checked(events, document, on_damage=self.options.on_damage,
                            language=language)
         if prediction is not None:
@@ -214,7 +217,7 @@ class EditSession:
                            rewrite_languages=self.options.auto_rewrite_languages,
                            introduces=reading.introduces, placed=reading.placed,
                            removes_part=reading.removes_part,
-                           quoted=bool(reading.passages))
+                           passages=bool(reading.passages))
 
     def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it

@@ -29,6 +29,7 @@ from copygram.bench.testrun import harness_program, has_tests, run_tests, text_c
 from copygram.cli import build_parser
 from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
+from copygram.language.passages import named_passages
 from tests.bench.rows import assert_rows_hold, row_meta
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -201,15 +202,25 @@ def test_deterministic_for_a_seed() -> None:
 
 def test_prose_rows() -> None:
     rows = _built("prose")
-    assert Counter(row_meta(r)["size"] for r in rows) == Counter(list(SIZES))
+    assert Counter((row_meta(r)["kind"], row_meta(r)["size"]) for r in rows) == Counter(
+        (kind, size) for kind in kinds.PROSE_KINDS for size in SIZES)
     for row in rows:
         meta = row_meta(row)
-        assert meta["kind"] == "prose" and "test_program" not in meta and not has_tests(row)
+        assert meta["kind"] in kinds.PROSE_KINDS and "test_program" not in meta
+        assert not has_tests(row)
         low, high = SIZES[str(meta["size"])][:2]
         assert low <= count_lines(str(row["before"])) <= high
         before, after = str(row["before"]).split("\n\n"), str(row["after"]).split("\n\n")
         assert len(before) == len(after) and sum(a != b for a, b in zip(before, after)) == 1
-        assert "the paragraph that starts with" in str(row["instruction"])
+        if meta["kind"] == "prose":
+            assert "the paragraph that starts with" in str(row["instruction"])
+            continue
+        # The count names the revised paragraph, as the passages reader counts it.
+        target = next(i for i, (a, b) in enumerate(zip(before, after)) if a != b)
+        found = named_passages(str(row["before"]), str(row["instruction"]))
+        lines = str(row["before"]).splitlines()
+        assert ["\n".join(lines[start - 1:end]) for start, end in found] == [
+            before[target].strip("\n")]
 
 
 @settings(max_examples=12, deadline=None)
@@ -259,7 +270,7 @@ def test_group_by_rekeys_rows_for_the_report() -> None:
 def test_command_is_registered(tmp_path: Path) -> None:
     args = build_parser().parse_args(["bench", "kinds", "--out", str(tmp_path), "--seed", "3"])
     assert args._module == "copygram.bench.kinds" and args.seed == 3 and args.per_cell == 4
-    assert set(KINDS) == {*CODE_KINDS, "prose"}
+    assert set(KINDS) == {*CODE_KINDS, "prose", "prose_counted"}
 
 
 def _real_data() -> Path | None:

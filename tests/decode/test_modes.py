@@ -42,7 +42,7 @@ def test_auto_programs_long_documents_and_short_targeted_edits(
                          names_definitions=one, documentation=docs, listed=listed,
                          language=language,
                          rewrite_languages=rewritten, introduces=introduces, placed=placed,
-                         removes_part=part, quoted=quoted)
+                         removes_part=part, passages=quoted)
     always_rewritten = language in rewritten
     targeted = (one and not docs and not listed and not part
                 and (short is None or tokens <= short))

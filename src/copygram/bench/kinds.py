@@ -19,7 +19,9 @@ constant, or list every function in ``__all__`` / ``module.exports`` / a ``FUNCT
 ``remove_parameter`` (``add_parameter`` the other way round: the parameter, its use and the
 caller's taken out), ``remove_branch`` (a debug branch on a false ``DEBUG`` constant at the start
 of one function taken out; the constant stays), and ``prose`` (one paragraph of a concatenated
-IteraTeR text revised; no tests). ``meta`` holds ``kind``, ``size``,
+IteraTeR text revised, the paragraph named by a quote of its first words; no tests) and
+``prose_counted`` (the same, the paragraph named by its count: "the third paragraph",
+"paragraph 14"). ``meta`` holds ``kind``, ``size``,
 ``language``, ``lines``, ``source_ids``, ``targets`` and the test program.
 
 A ``docstring``, ``remove_parameter`` or ``remove_branch`` row changes nothing a test can call
@@ -55,7 +57,8 @@ from copygram.bench.testrun import TEXT_CHECK_KEY, missing_toolchain
 from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
 
-KINDS = (*CODE_KINDS, "prose")
+PROSE_KINDS = ("prose", "prose_counted")
+KINDS = (*CODE_KINDS, *PROSE_KINDS)
 SIZES: dict[str, tuple[int, int, int, int]] = {
     "small": (1, 50, 18, 42), "medium": (51, 300, 70, 270), "large": (301, 1500, 330, 1350)}
 """bucket -> (fewest lines, most lines, and the range a row's target length is drawn from)."""
@@ -133,17 +136,28 @@ def changed_lines(before: str, after: str) -> dict[str, list[str]]:
                                          if line and "".join(line.split()) not in has))}
 
 
-def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random) -> dict[str, object] | None:
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth")
+
+
+def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random,
+               counted: bool = False) -> dict[str, object] | None:
     usable = [r for r in rows if r.before.strip() and r.after.strip() != r.before.strip()]
     chosen = [usable[i] for i in assemble([r.before.strip() for r in usable], rng,
                                           SIZES[size][2:])]
     if not chosen:
         return None
     target = rng.choice(chosen)
-    prefix = " ".join(target.before.split()[:8])
-    if sum(r.before.strip().startswith(prefix) for r in chosen) != 1:
-        return None
-    place = f'the paragraph that starts with "{prefix}"'
+    index = chosen.index(target)
+    if counted:  # "the third paragraph", "the last paragraph", "paragraph 14"
+        place = ("the last paragraph" if index == len(chosen) - 1 and index >= len(_ORDINALS)
+                 else f"the {_ORDINALS[index]} paragraph" if index < len(_ORDINALS)
+                 else f"paragraph {index + 1}")
+    else:
+        prefix = " ".join(target.before.split()[:8])
+        if sum(r.before.strip().startswith(prefix) for r in chosen) != 1:
+            return None
+        place = f'the paragraph that starts with "{prefix}"'
     instruction = (target.instruction.replace("this text", place, 1)
                    if "this text" in target.instruction
                    else f"In {place}: {target.instruction}")
@@ -199,7 +213,7 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
             log(f"{language}: {missing}: its rows are written without the self-check")
         rows: list[dict[str, object]] = []
         for kind in kinds:
-            if (kind == "prose") != (language == "prose"):
+            if (kind in PROSE_KINDS) != (language == "prose"):
                 continue
             for size in sizes:
                 seen: set[tuple[object, object]] = set()
@@ -207,7 +221,8 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
                     for attempt in range(ATTEMPTS):
                         rng = random.Random(f"{seed}/{language}/{kind}/{size}/{slot}/{attempt}")
                         built = (_code_row(lang, problems, kind, size, rng) if lang
-                                 else _prose_row(prose, size, rng))
+                                 else _prose_row(prose, size, rng,
+                                                 counted=kind == "prose_counted"))
                         if built is None or (built["before"], built["instruction"]) in seen:
                             continue
                         lines = count_lines(str(built["before"]))

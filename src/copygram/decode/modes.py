@@ -57,7 +57,7 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
                 names_definitions: bool = False, documentation: bool = False,
                 listed: bool = False, language: str | None = None,
                 rewrite_languages: Collection[str] = (), introduces: bool = False,
-                placed: bool = False, removes_part: bool = False, quoted: bool = False) -> str:
+                placed: bool = False, removes_part: bool = False, passages: bool = False) -> str:
     """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
     tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
     doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
@@ -76,14 +76,14 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     into); a document whose instruction ``removes_part`` of a definition
     (:func:`~copygram.language.targets.removes_part`) is rewritten, a long one where it is
     ``placed`` (on its excerpt: the session scopes it), and so is a prose document of any length
-    whose instruction ``quoted`` the passages the edit lies in
-    (:func:`~copygram.language.passages.quoted_passages`; on their excerpt)."""
+    whose instruction names the ``passages`` the edit lies in (quoting or counting them)
+    (:func:`~copygram.language.passages.named_passages`; on their excerpt)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
         return mode
-    # quoted: a rewrite of the passages' excerpt, whatever the text's length (the session scopes it)
-    if prediction or quoted or (language is not None and language in rewrite_languages):
+    # passages: a rewrite of the passages' excerpt, whatever the text's length (the session scopes it)
+    if prediction or passages or (language is not None and language in rewrite_languages):
         return "rewrite"
     if document_tokens > auto_rewrite_tokens:
         if removes_part and placed:

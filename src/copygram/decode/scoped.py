@@ -41,7 +41,7 @@ import dataclasses
 from collections.abc import Callable, Iterator
 
 from copygram.decode.document import EditDocument
-from copygram.decode.events import DoneEvent, Event, PrefillEvent, RedoEvent
+from copygram.decode.events import DoneEvent, EditResult, Event, PrefillEvent, RedoEvent
 from copygram.decode.policies import Policy
 from copygram.decode.prompt import OUTLINE_NOTE
 from copygram.decode.rewrite import stream_rewrite
@@ -49,6 +49,7 @@ from copygram.decode.setup import EditSetup
 from copygram.language.damage import Damage
 from copygram.language.focus import View, excerpt_view, splice
 from copygram.language.ops import Gen, Program
+from copygram.language.passages import lost_paragraphs, revised_paragraph
 from copygram.language.reading import Reading
 
 
@@ -144,4 +145,36 @@ def _scoped_then_whole(setup: EditSetup, document: EditDocument, instruction: st
         return
 
 
-__all__ = ["scoped_redo", "scoped_rewrite", "stream_scoped"]
+def kept_text(events: Iterator[Event], document: str, instruction: str, *,
+              put_back: bool) -> Iterator[Event]:
+    """``events`` of a rewrite of the whole of ``document``, a prose text, with a result that
+    lost most of the text (:func:`~copygram.language.passages.lost_paragraphs`: the default
+    model's answer to "revise the paragraph about ..." is that paragraph alone) put back as the
+    revision of the paragraph it resembles (``put_back``, where the session chose the rewrite
+    and the paragraph is recognisable: :func:`~copygram.language.passages.revised_paragraph`),
+    or else marked ``lost`` (refused by :func:`~copygram.decode.checked.checked`: nothing
+    written). Cost: a word-level diff of the reply against each paragraph, where it is lost."""
+    for event in events:
+        if isinstance(event, DoneEvent):
+            event = _kept(event, document, instruction, put_back)
+        yield event
+
+
+def _kept(event: DoneEvent[EditResult], document: str, instruction: str,
+          put_back: bool) -> DoneEvent[EditResult]:
+    result = event.result
+    why = lost_paragraphs(document, result.text, instruction)
+    if why is None:
+        return event
+    span = revised_paragraph(document, result.text) if put_back else None
+    if span is None:
+        return DoneEvent(dataclasses.replace(result, damage=(*result.damage, Damage("lost", why))),
+                         event.text)
+    lines = document.splitlines(keepends=True)
+    start, end = span
+    text = "".join((*lines[:start - 1], result.text.strip("\n") + "\n", *lines[end:]))
+    result.stats.scope_lines = end - start + 1
+    return DoneEvent(dataclasses.replace(result, text=text, program=Program([Gen(text)])), text)
+
+
+__all__ = ["kept_text", "scoped_redo", "scoped_rewrite", "stream_scoped"]

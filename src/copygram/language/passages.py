@@ -1,4 +1,4 @@
-"""The passages of a prose document that an instruction points to by quoting them.
+"""The passages of a prose document that an instruction points to, by quoting or counting them.
 
 An edit of a text document names its place by quoting it: "Revise the paragraph that starts
 with "Cities that installed their sewage"", "Fix the typo in 'recieve the data'". A document of
@@ -7,9 +7,9 @@ rewrite of the whole of it minutes more (a 990-line document of 28k tokens does 
 default model's context twice, so it cannot be rewritten at all), for an edit of one paragraph;
 and asked to revise one paragraph of a short text, the default model's rewrite is that paragraph
 alone, which written as the whole text loses the rest (docs/quality.md, "Prose").
-:func:`quoted_passages` finds the paragraphs (runs of non-blank lines between blank lines)
-that hold what the instruction quotes, so that ``mode = "auto"`` rewrites those alone, at any
-length (a scoped rewrite, :mod:`copygram.decode.scoped`), and splices them back.
+:func:`named_passages` finds the paragraphs (runs of non-blank lines between blank lines)
+that hold what the instruction quotes or counts, so that ``mode = "auto"`` rewrites those
+alone, at any length (a scoped rewrite, :mod:`copygram.decode.scoped`), and splices them back.
 
 A quote locates only where it is a place: found in at most :data:`MAX_PLACES` paragraphs
 (a word found all over the document names no place), at least :data:`MIN_QUOTE` characters
@@ -20,12 +20,22 @@ is not found). A quote of a heading (Markdown ``#``, an underlined reStructuredT
 names its section, up to the next heading of its rank or a higher one: "Rewrite the section
 "Getting started"" edits the section, not its title line alone.
 
+An instruction that counts paragraphs names them too: "the second paragraph", "the last two
+paragraphs", "the first and third paragraphs", "paragraph 4", and "the first (or last)
+sentence" for the first (last) paragraph. Paragraphs are counted as a reader counts them: a
+heading, a fenced or indented code block, a list, a table or a directive is none; counted
+within the section a quoted heading names ("the second paragraph of "Install""), and not at
+all where a quote already names a paragraph (the quote is the narrower place). A count past
+the text's paragraphs, or one that lands on a paragraph longer than
+:data:`MAX_PASSAGE_LINES`, names no place.
+
 Cost: one scan of the document's lines per quote: milliseconds for a few thousand lines.
 """
 
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
 from copygram.language.lines import merge_spans, split_lines
 from copygram.language.types import Scope
@@ -53,12 +63,15 @@ _EVERYWHERE = re.compile(r"\b(?:every|everywhere|all|throughout|whole|entire|eac
                          r"consistently|globally)\b", re.IGNORECASE)
 
 
-def quoted_passages(document: str, instruction: str) -> Scope:
+def named_passages(document: str, instruction: str) -> Scope:
     """The passages (1-based, inclusive line ranges, sorted, disjoint) of ``document`` that
-    hold what ``instruction`` quotes as a place (module doc); empty where it quotes none."""
+    ``instruction`` names as a place by quoting or counting them (module doc); empty where it
+    names none."""
     quotes = _quotes(instruction)
-    if not quotes or _EVERYWHERE.search(_unquoted(instruction)):
-        return ()  # read for every prose edit: the document is not scanned without a quote
+    unquoted = _unquoted(instruction)
+    counts = _counts(unquoted)
+    if not (quotes or counts) or _EVERYWHERE.search(unquoted):
+        return ()  # read for every prose edit: the document is not scanned without a place
     lines = split_lines(document)
     flat_lines = [" ".join(line.split()) for line in lines]
     headings = _headings(lines)
@@ -69,7 +82,117 @@ def quoted_passages(document: str, instruction: str) -> Scope:
                   else _paragraph(lines, number) for number in hits}
         if 0 < len(places) <= MAX_PLACES and None not in places:
             found |= {place for place in places if place is not None}
+    sections = {place for place in found if place[0] in headings}
+    paragraphs = {(start, end) for start, end in found - sections
+                  if not any(first <= start and end <= last for first, last in sections)}
+    if counts and not paragraphs:  # a quoted paragraph is narrower than any count
+        counted = set()
+        for start, end in sorted(sections) or [(1, len(lines))]:
+            counted |= _counted(lines, headings, start, end, counts)
+        if counted:
+            found = counted
     return merge_spans(found)
+
+
+# Ordinal words and the paragraph they count to (negative: from the end).
+_ORDINAL_WORDS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "opening": 1, "last": -1, "final": -1,
+    "closing": -1, "concluding": -1, "penultimate": -2, "second-to-last": -2,
+    "second to last": -2, "next-to-last": -2, "next to last": -2}
+_ORDINAL = (r"(?:second[- ]to[- ]last|next[- ]to[- ]last|\d{1,3}(?:st|nd|rd|th)|"
+            + "|".join(sorted((w for w in _ORDINAL_WORDS if " " not in w and "-" not in w),
+                              key=len, reverse=True)) + ")")
+_HOW_MANY = {"two": 2, "three": 3, "four": 4, "five": 5}
+# "the second paragraph", "the first and third paragraphs", "the last two paragraphs".
+_COUNTED = re.compile(
+    rf"\b(?P<ordinals>{_ORDINAL}(?:(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)"
+    rf"(?:the\s+)?{_ORDINAL})*)(?:\s+(?P<many>two|three|four|five|[2-5]))?\s+paragraphs?\b",
+    re.IGNORECASE)
+# "paragraph 4", "paragraphs 2 and 3".
+_NUMBERED = re.compile(r"\bparagraphs?\s+(?:#|no\.?\s*)?(?P<numbers>\d{1,3}"
+                       r"(?:\s*(?:,|and|or|&)\s*\d{1,3})*)\b", re.IGNORECASE)
+# "the first sentence", "the closing sentence": in the first (last) paragraph.
+_SENTENCE = re.compile(r"\b(?P<ordinal>first|opening|last|final|closing|concluding)\s+"
+                       r"sentence\b", re.IGNORECASE)
+
+
+def _counts(instruction: str) -> list[int]:
+    """The paragraphs ``instruction`` counts, 1-based or negative from the end (module doc)."""
+    counts: list[int] = []
+    for match in _COUNTED.finditer(instruction):
+        ordinals = [_ordinal(word) for word in re.findall(_ORDINAL, match["ordinals"],
+                                                          re.IGNORECASE)]
+        many = match["many"]
+        if many and len(ordinals) == 1:  # "the first two", "the last three"
+            n = _HOW_MANY.get(many.lower()) or int(many)
+            first = ordinals[0]
+            ordinals = (list(range(first, first + n)) if first > 0
+                        else list(range(first - n + 1, first + 1)))
+        counts += ordinals
+    for match in _NUMBERED.finditer(instruction):
+        counts += [int(n) for n in re.findall(r"\d+", match["numbers"])]
+    if not counts:
+        counts = [1 if match["ordinal"].lower() in ("first", "opening") else -1
+                  for match in _SENTENCE.finditer(instruction)]
+    return [count for count in counts if count != 0]
+
+
+def _ordinal(word: str) -> int:
+    word = " ".join(word.lower().split())
+    if word in _ORDINAL_WORDS:
+        return _ORDINAL_WORDS[word]
+    return int(re.sub(r"\D", "", word))
+
+
+def _counted(lines: list[str], headings: dict[int, int], start: int, end: int,
+             counts: list[int]) -> set[tuple[int, int]]:
+    """The paragraphs of lines ``start``-``end`` that ``counts`` names; none where a count lies
+    past them or lands on a paragraph longer than :data:`MAX_PASSAGE_LINES`."""
+    paragraphs = _paragraphs(lines, headings, start, end)
+    picked = set()
+    for count in counts:
+        if not -len(paragraphs) <= count <= len(paragraphs):
+            return set()
+        first, last = paragraphs[count - 1 if count > 0 else count]
+        if last - first + 1 > MAX_PASSAGE_LINES:
+            return set()
+        picked.add((first, last))
+    return picked
+
+
+# Blocks a reader does not count as paragraphs: a list, a directive, indented code (and a
+# table: every line of it starts with "|", and it has two at least).
+_NOT_PROSE = re.compile(r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s|\.\.\s|    |\t)")
+
+
+def _paragraphs(lines: list[str], headings: dict[int, int], start: int,
+                end: int) -> list[tuple[int, int]]:
+    """The paragraphs of lines ``start``-``end`` (module doc), in order."""
+    paragraphs: list[tuple[int, int]] = []
+    block: list[int] = []
+    fenced = False
+
+    def close() -> None:
+        table = len(block) > 1 and all(lines[n - 1].lstrip().startswith("|") for n in block)
+        if block and not table and not _NOT_PROSE.match(lines[block[0] - 1]):
+            paragraphs.append((block[0], block[-1]))
+        block.clear()
+
+    for number in range(start, end + 1):
+        line = lines[number - 1]
+        if _FENCE.match(line):
+            close()
+            fenced = not fenced
+        elif fenced or number in headings or (number - 1 in headings
+                                              and headings[number - 1] >= 10):
+            close()  # a heading, an RST title's underline, a fenced block's line
+        elif line.strip():
+            block.append(number)
+        else:
+            close()
+    close()
+    return paragraphs
 
 
 def _quotes(instruction: str) -> list[str]:
@@ -150,5 +273,59 @@ def _section(lines: list[str], headings: dict[int, int],
     return (number, end) if end - number + 1 <= MAX_SECTION_LINES else None
 
 
-__all__ = ["MAX_PASSAGE_LINES", "MAX_PLACES", "MAX_SECTION_LINES", "MIN_QUOTE",
-           "quoted_passages"]
+
+# An instruction that may well leave one paragraph of many: the text's loss is the edit.
+_SHRINKS = re.compile(r"\b(?:summar|condens|shorten|abridg|merg|combin|join|one paragraph|"
+                      r"single paragraph|remov|delet|drop|cut|trim|keep only|only keep|"
+                      r"replace|tl;?dr|abstract)", re.IGNORECASE)
+
+MIN_LOST_PARAGRAPHS = 3
+"""The fewest paragraphs a text must have for a one-paragraph rewrite of it to count as lost."""
+
+
+def lost_paragraphs(before: str, after: str, instruction: str) -> str | None:
+    """Why ``after``, a rewrite of the whole of ``before``, lost most of the text (a sentence),
+    or ``None``: a text of at least :data:`MIN_LOST_PARAGRAPHS` paragraphs (runs of non-blank
+    lines) rewritten as one paragraph of less than half its length, by an instruction that
+    does not ask to shorten, merge, summarise, remove or replace. The default model, asked to
+    revise one paragraph of a text, answers with that paragraph alone (docs/quality.md,
+    "Prose"). Cost: one scan of each text."""
+    blocks = _blocks(split_lines(before))
+    if (len(blocks) < MIN_LOST_PARAGRAPHS or len(_blocks(split_lines(after))) != 1
+            or 2 * len(after.strip()) >= len(before.strip()) or _SHRINKS.search(instruction)):
+        return None
+    return (f"the rewrite of a text of {len(blocks)} paragraphs is one paragraph: the rest of "
+            "the text would be lost (with mode \"auto\", name the paragraph to revise: quote "
+            "its first words or count it, \"the second paragraph\")")
+
+
+def revised_paragraph(before: str, after: str) -> tuple[int, int] | None:
+    """The paragraph of ``before`` (its lines, 1-based, inclusive) that ``after``, one
+    paragraph, is a revision of: the one whose words it shares most, where that share is at
+    least half and no other paragraph's comes within a fifth of it; ``None`` otherwise. Cost:
+    a word-level diff of ``after`` against each paragraph (milliseconds for a few pages)."""
+    words = after.split()
+    lines = split_lines(before)
+    scores = sorted(((SequenceMatcher(None, " ".join(lines[start - 1:end]).split(), words,
+                                      autojunk=False).ratio(), (start, end))
+                     for start, end in _blocks(lines)), reverse=True)
+    if not scores or scores[0][0] < 0.5 or (len(scores) > 1 and scores[1][0] > scores[0][0] - 0.2):
+        return None
+    return scores[0][1]
+
+
+def _blocks(lines: list[str]) -> list[tuple[int, int]]:
+    """Every run of non-blank lines (1-based, inclusive), a heading or a list as any other."""
+    blocks: list[tuple[int, int]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        if blocks and blocks[-1][1] == number - 1:
+            blocks[-1] = (blocks[-1][0], number)
+        else:
+            blocks.append((number, number))
+    return blocks
+
+
+__all__ = ["MAX_PASSAGE_LINES", "MAX_PLACES", "MAX_SECTION_LINES", "MIN_LOST_PARAGRAPHS",
+           "MIN_QUOTE", "lost_paragraphs", "named_passages", "revised_paragraph"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from copygram.language.additions import added_names, addition_places
 from copygram.language.asks import documentation_only
-from copygram.language.passages import quoted_passages
+from copygram.language.passages import named_passages
 from copygram.language.targets import (
     block_scope,
     introduces_names,
@@ -49,7 +49,7 @@ class Reading:
     listed: bool = False  # lists_definitions
     introduces: bool = False  # introduces_names
     removes_part: bool = False  # removes_part: a removal of part of a definition
-    passages: Scope = ()  # passages.quoted_passages (prose only): where the edit lies
+    passages: Scope = ()  # passages.named_passages (prose only): where the edit lies
 
     @property
     def placed(self) -> bool:
@@ -79,7 +79,7 @@ def read_edit(document: str, instruction: str, language: str | None) -> Reading:
         listed=lists_definitions(document, instruction, language),
         introduces=introduces_names(document, instruction),
         removes_part=removes_part(document, instruction, language),
-        passages=quoted_passages(document, instruction) if language == PROSE else (),
+        passages=named_passages(document, instruction) if language == PROSE else (),
     )
 
 
