@@ -49,12 +49,12 @@ def test_the_readme_example_runs(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(copygram.backends, "load", load)
     # The fake model's tokens are bytes: examples/stats.py is 984 of them, 246 of Qwen2.5's,
-    # under auto_program_tokens (640) where the README's model reads it.
+    # under focus_tokens (640: no view) where the README's model reads it.
     from copygram.config import SessionConfig
 
     defaults = SessionConfig.__init__.__kwdefaults__
     assert defaults is not None
-    monkeypatch.setitem(defaults, "auto_program_tokens", 1 << 16)
+    monkeypatch.setitem(defaults, "focus_tokens", 1 << 16)
     monkeypatch.chdir(ROOT)
     scope: dict[str, object] = {}
     exec(compile(readme_example(), "README.md", "exec"), scope)  # noqa: S102 - our own README

@@ -28,7 +28,9 @@ FOUR_AVERAGES = "".join(
 def session(program: str, rewrite: str | None, **options: object) -> EditSession:
     replies = ((REWRITE_SYSTEM, rewrite),) if rewrite is not None else ()
     backend = PromptedBackend(STATS, replies=(*replies, ("", program)))
-    return EditSession(backend, **{"mode": "program", **options})
+    # The scripted tokens are bytes: STATS is 984 of them, 246 of Qwen2.5's, under focus_tokens
+    # (no view, no excerpt) where a real model reads it; the fake one gets the same room.
+    return EditSession(backend, **{"mode": "program", "focus_tokens": 4096, **options})
 
 
 def test_the_rename_that_duplicated_a_name_is_redone_in_rewrite_mode() -> None:

@@ -8,7 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from copygram import EditSession
-from copygram.config import AUTO_PROGRAM_TOKENS, AUTO_REWRITE_TOKENS, SessionConfig
+from copygram.config import (
+    AUTO_PROGRAM_TOKENS,
+    AUTO_REWRITE_TOKENS,
+    FOCUS_TOKENS,
+    SessionConfig,
+)
 from copygram.decode.events import DoneEvent, RedoEvent
 from copygram.decode.modes import choose_mode
 from copygram.decode.prompt import REWRITE_SYSTEM, RewritePromptBuilder
@@ -106,7 +111,9 @@ def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named(
 
 
 def test_an_auto_session_rewrites_a_mid_sized_document_whatever_its_instruction_names() -> None:
-    assert SessionConfig().auto_program_tokens == AUTO_PROGRAM_TOKENS < AUTO_REWRITE_TOKENS
+    # By default no band: a program's file of 50-300 lines reads a view (focus_tokens).
+    assert SessionConfig().auto_program_tokens == AUTO_PROGRAM_TOKENS == AUTO_REWRITE_TOKENS
+    assert SessionConfig().focus_tokens == FOCUS_TOKENS < AUTO_PROGRAM_TOKENS
     tokens = len(DOCUMENT)  # bytes: the scripted backend's tokens
     mid = EditSession(backend(), mode="auto", auto_rewrite_tokens=tokens,
                       auto_program_tokens=tokens - 1)

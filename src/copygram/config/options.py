@@ -59,23 +59,26 @@ its instruction names one of its definitions and it is short (:data:`AUTO_PROGRA
 longer one is edited by a program (program mode). ``auto_rewrite_tokens``; docs/quality.md
 ("Which mode edits by default") has the measurements behind it."""
 
-AUTO_PROGRAM_TOKENS: Final = 640
+AUTO_PROGRAM_TOKENS: Final = 3072
 """``mode = "auto"``: an instruction that names a document's definitions gets a program only
-for a document of at most this many tokens (~50 lines), or one longer than
-:data:`AUTO_REWRITE_TOKENS`; one in between is rewritten. On the edit-kinds rows of 50-300
-lines the default model's programs were redone in rewrite mode more often than not (a head
-block that writes on past its unit, or misses the definition named), for the same tests passed
-in 1.2-1.7x rewrite mode's time; on files of up to 50 lines its programs pass more tests than a
-rewrite (``auto_program_tokens``; docs/quality.md, "Which mode edits by default")."""
+for a document of at most this many tokens, or one longer than :data:`AUTO_REWRITE_TOKENS`;
+one in between is rewritten. The same as :data:`AUTO_REWRITE_TOKENS` since 2026-12-07: a
+program for a file of 50-300 lines now reads a view of it (:data:`FOCUS_TOKENS`), and on the
+medium edit-kinds rows those programs passed as many tests as the whole file's rewrite or more
+in a fraction of its time; read whole, the default model's programs there had been redone more
+often than not, which had set this to 640 (``auto_program_tokens``; docs/quality.md, "Files of
+50-300 lines: a program from a view")."""
 
-FOCUS_TOKENS: Final = 3072
-"""Program mode with search/replace blocks: a document of more than this many tokens whose
-instruction targets some of its definitions is shown to the model as a view (those
+FOCUS_TOKENS: Final = 640
+"""Program mode with search/replace blocks: a document of more than this many tokens (~50
+lines) whose instruction targets some of its definitions is shown to the model as a view (those
 definitions, their callers and callees, the file's head; every other run one elision line:
-:mod:`copygram.language.focus`), so that its prompt's prefill does not grow with the file. The
-same size as :data:`AUTO_REWRITE_TOKENS`: past it, mode auto writes programs and the prefill
-is most of their time (``focus_tokens``, 0: the whole document always; docs/quality.md,
-"Files of 300-1,500 lines: a view of the file")."""
+:mod:`copygram.language.focus`), so that its prompt's prefill does not grow with the file and
+the model sees the definition it edits, not fifty others. The same length sends a missed
+program's redo, and a removal inside a definition, to an excerpt of the file
+(:mod:`copygram.decode.scoped`). 3,072 until 2026-12-07 (``focus_tokens``, 0: the whole
+document always; docs/quality.md, "Files of 50-300 lines: a program from a view" and "Files of
+300-1,500 lines: a view of the file")."""
 
 AUTO_REWRITE_LANGUAGES: Final = ("java",)
 """``mode = "auto"``: documents in these languages are always rewritten. In Java the default
@@ -203,7 +206,7 @@ class SessionConfig:
     # program
     auto_rewrite_tokens: int = field(default=AUTO_REWRITE_TOKENS, metadata=ROUTE)
     # Mode "auto": an instruction naming definitions gets a program only up to this many
-    # tokens (or past auto_rewrite_tokens); in between, a rewrite
+    # tokens (or past auto_rewrite_tokens); in between, a rewrite (default: no such band)
     auto_program_tokens: int = field(default=AUTO_PROGRAM_TOKENS, metadata=ROUTE)
     # Program mode, blocks: a document of more than this many tokens whose instruction targets
     # its definitions is shown as a view of them (language.focus; 0: the whole document)

@@ -21,8 +21,9 @@ excerpt's rewrites passed 4, the programs 3, whole-file rewrites 1 in 38 times t
 prose, where the instruction quotes the passages the edit lies in, a rewrite of those passages
 at any length, :mod:`copygram.language.passages`: asked to revise one paragraph of a short text,
 the default model's whole-text rewrite was that paragraph alone), and
-for one of at most ``auto_program_tokens`` (~50 lines) where the instruction names the
-document's definitions and introduces no new name
+for one of at most ``auto_program_tokens`` (as long as ``auto_rewrite_tokens`` by default:
+every document) where the instruction names the document's definitions and introduces no new
+name
 (:func:`~copygram.language.targets.targets_definitions`: "Fix bugs in median", "Remove the
 function f": the edit of code the document has, which head blocks name and rewrite, where
 program mode passes more tests than a rewrite), unless it asks for documentation only
@@ -34,9 +35,12 @@ programs changed the branch's condition, or the signature alone and kept the lin
 parameter: 7 of 12 small rows, each parameter's program redone, against rewrite mode's 10; a
 whole definition's removal stays a program, 6 of 6 against 0 of 6); other short documents (a
 rename, an added
-function or constant, an instruction naming no definition) are rewritten, and so are the
-documents in between (50-300 lines, where the default model's programs were redone more often
-than not: :data:`~copygram.config.AUTO_PROGRAM_TOKENS`). Either way the result is checked
+function or constant, an instruction naming no definition) are rewritten. A program for a
+file of more than ``focus_tokens`` (~50 lines) reads a view of it, the definitions the
+instruction names and their neighbours (:data:`~copygram.config.FOCUS_TOKENS`): on files of
+50-300 lines the default model's programs had been redone more often than not when they read
+the whole file, and they pass as many tests as its rewrite or more from the view
+(:data:`~copygram.config.AUTO_PROGRAM_TOKENS`). Either way the result is checked
 (:mod:`copygram.decode.checked`) and a program that is damaged, unfinished or misses what the
 instruction names is redone in rewrite mode. A ``prediction`` drafts a rewrite,
 so an edit given one is rewritten; so is every document in a language of
