@@ -56,6 +56,7 @@ from copygram.bench.kinds_edits import (
 from copygram.bench.testrun import TEXT_CHECK_KEY, missing_toolchain
 from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
+from copygram.language.passages import ORDINALS
 
 PROSE_KINDS = ("prose", "prose_counted")
 KINDS = (*CODE_KINDS, *PROSE_KINDS)
@@ -136,10 +137,6 @@ def changed_lines(before: str, after: str) -> dict[str, list[str]]:
                                          if line and "".join(line.split()) not in has))}
 
 
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-             "ninth", "tenth")
-
-
 def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random,
                counted: bool = False) -> dict[str, object] | None:
     usable = [r for r in rows if r.before.strip() and r.after.strip() != r.before.strip()]
@@ -149,10 +146,10 @@ def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random,
         return None
     target = rng.choice(chosen)
     index = chosen.index(target)
-    if counted:  # "the third paragraph", "the last paragraph", "paragraph 14"
-        place = ("the last paragraph" if index == len(chosen) - 1 and index >= len(_ORDINALS)
-                 else f"the {_ORDINALS[index]} paragraph" if index < len(_ORDINALS)
-                 else f"paragraph {index + 1}")
+    if counted and index < len(ORDINALS):
+        place = f"the {ORDINALS[index]} paragraph"
+    elif counted:
+        place = "the last paragraph" if index == len(chosen) - 1 else f"paragraph {index + 1}"
     else:
         prefix = " ".join(target.before.split()[:8])
         if sum(r.before.strip().startswith(prefix) for r in chosen) != 1:

@@ -48,6 +48,7 @@ from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.setup import EditSetup
 from copygram.language.damage import Damage
 from copygram.language.focus import View, excerpt_view, splice
+from copygram.language.lines import split_lines
 from copygram.language.ops import Gen, Program
 from copygram.language.passages import lost_paragraphs, revised_paragraph
 from copygram.language.reading import Reading
@@ -170,7 +171,7 @@ def _kept(event: DoneEvent[EditResult], document: str, instruction: str,
     if span is None:
         return DoneEvent(dataclasses.replace(result, damage=(*result.damage, Damage("lost", why))),
                          event.text)
-    lines = document.splitlines(keepends=True)
+    lines = split_lines(document)
     start, end = span
     text = "".join((*lines[:start - 1], result.text.strip("\n") + "\n", *lines[end:]))
     result.stats.scope_lines = end - start + 1

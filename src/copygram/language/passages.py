@@ -94,11 +94,14 @@ def named_passages(document: str, instruction: str) -> Scope:
     return merge_spans(found)
 
 
+ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+            "ninth", "tenth")
+"""The ordinal words of the first ten paragraphs, in order (a count past them: "paragraph 14")."""
+
 # Ordinal words and the paragraph they count to (negative: from the end).
 _ORDINAL_WORDS = {
-    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-    "eighth": 8, "ninth": 9, "tenth": 10, "opening": 1, "last": -1, "final": -1,
-    "closing": -1, "concluding": -1, "penultimate": -2, "second-to-last": -2,
+    **{word: number for number, word in enumerate(ORDINALS, 1)}, "opening": 1, "last": -1,
+    "final": -1, "closing": -1, "concluding": -1, "penultimate": -2, "second-to-last": -2,
     "second to last": -2, "next-to-last": -2, "next to last": -2}
 _ORDINAL = (r"(?:second[- ]to[- ]last|next[- ]to[- ]last|\d{1,3}(?:st|nd|rd|th)|"
             + "|".join(sorted((w for w in _ORDINAL_WORDS if " " not in w and "-" not in w),
@@ -328,4 +331,4 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
 
 
 __all__ = ["MAX_PASSAGE_LINES", "MAX_PLACES", "MAX_SECTION_LINES", "MIN_LOST_PARAGRAPHS",
-           "MIN_QUOTE", "lost_paragraphs", "named_passages", "revised_paragraph"]
+           "MIN_QUOTE", "ORDINALS", "lost_paragraphs", "named_passages", "revised_paragraph"]
