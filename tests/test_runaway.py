@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from hypothesis import assume, given
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from copygram.language.lines import split_lines
@@ -60,6 +60,9 @@ _layout = st.lists(st.sampled_from(["def f(x):", "    y = 1", "        z", "    
                    min_size=4, max_size=16)
 
 
+# Most drawn layouts have no head to open a block at or no unit after it, and are assumed away;
+# on 5 of 41 seeds that tripped the filter health check (no failing example), so it is off.
+@settings(suppress_health_check=[HealthCheck.filter_too_much])
 @given(_layout, st.integers(0, 20), _pieces, st.integers(0, 2), st.integers(RUNAWAY_LINES, 12))
 def test_a_closed_block_resolves_to_what_the_block_wrote_before_the_retyped_lines(
         layout: list[str], pick: int, written: list[str], gap: int, copied: int) -> None:
