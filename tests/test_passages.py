@@ -238,6 +238,31 @@ def test_a_counted_paragraph_is_its_passage() -> None:
         _span_of(0),)  # a paragraph counted outranks the sentence's own count
 
 
+def test_the_introduction_and_the_conclusion_are_their_section_or_paragraph() -> None:
+    last = len(PARAGRAPHS) - 1
+    assert named_passages(TEXT, "Rewrite the introduction to be more concise.") == (_span_of(0),)
+    assert named_passages(TEXT, "Make the intro friendlier.") == (_span_of(0),)
+    assert named_passages(TEXT, "Tighten the introductory paragraph.") == (_span_of(0),)
+    assert named_passages(TEXT, "Shorten the conclusion.") == (_span_of(last),)
+    assert named_passages(TEXT, "Revise the introduction and the conclusion.") == (
+        _span_of(0), _span_of(last))
+    # The act of introducing something, an introduction to write, a word in a quote: no place.
+    assert named_passages(TEXT, "Describe the introduction of the canal tax.") == ()
+    assert named_passages(TEXT, "Add an introduction.") == ()
+    titled = ("# Report\n\nA preface line.\n\n## 1. Introduction\n\nFirst words.\n\n"
+              "More first words.\n\n## Method\n\nHow it was done.\n\n## Conclusions:\n\n"
+              "What we found.\n\nWhat comes next.\n")
+    lines = split_lines(titled)
+    intro = lines.index("## 1. Introduction\n") + 1
+    method = lines.index("## Method\n") + 1
+    outro = lines.index("## Conclusions:\n") + 1
+    assert named_passages(titled, "Rewrite the introduction.") == ((intro, method - 2),)
+    assert named_passages(titled, "Shorten the conclusion.") == ((outro, len(lines)),)
+    more = lines.index("More first words.\n") + 1
+    assert named_passages(titled, "Revise the second paragraph of the introduction.") == (
+        (more, more),)
+
+
 def test_no_place_from_a_count_past_the_text_everywhere_or_without_paragraphs() -> None:
     assert named_passages(TEXT, "Revise the 30th paragraph.") == ()
     assert named_passages(TEXT, "Revise the first and 30th paragraphs.") == ()  # all or none

@@ -27,7 +27,10 @@ heading, a fenced or indented code block, a list, a table or a directive is none
 within the section a quoted heading names ("the second paragraph of "Install""), and not at
 all where a quote already names a paragraph (the quote is the narrower place). A count past
 the text's paragraphs, or one that lands on a paragraph longer than
-:data:`MAX_PASSAGE_LINES`, names no place.
+:data:`MAX_PASSAGE_LINES`, names no place. "The introduction" ("the intro") and "the
+conclusion" name the section of that title where the text has one heading of it
+(:data:`PART_TITLES`: "Introduction", "1. Conclusions"), else its first (last) paragraph; "the
+introduction of X" is the act of introducing X, no place.
 
 Cost: one scan of the document's lines per quote: milliseconds for a few thousand lines.
 """
@@ -70,12 +73,21 @@ def named_passages(document: str, instruction: str) -> Scope:
     quotes = _quotes(instruction)
     unquoted = _unquoted(instruction)
     counts = _counts(unquoted)
-    if not (quotes or counts) or _EVERYWHERE.search(unquoted):
+    parts = ["intro" if match["intro"] else "outro" for match in _PART.finditer(unquoted)]
+    if not (quotes or counts or parts) or _EVERYWHERE.search(unquoted):
         return ()  # read for every prose edit: the document is not scanned without a place
     lines = split_lines(document)
     flat_lines = [" ".join(line.split()) for line in lines]
     headings = _headings(lines)
     found: set[tuple[int, int]] = set()
+    counted = bool(counts)  # "the second paragraph of the introduction": counted within it
+    for part in parts:  # its titled section, else a count of the first (last) paragraph
+        titled = [number for number in headings if _title(lines[number - 1]) in PART_TITLES[part]]
+        section = _section(lines, headings, titled[0]) if len(titled) == 1 else None
+        if section is not None:
+            found.add(section)
+        elif not counted:
+            counts.append(1 if part == "intro" else -1)
     for quote in quotes:
         hits = [number for number, line in enumerate(flat_lines, 1) if quote in line]
         places = {_section(lines, headings, number) if number in headings
@@ -86,13 +98,24 @@ def named_passages(document: str, instruction: str) -> Scope:
     paragraphs = {(start, end) for start, end in found - sections
                   if not any(first <= start and end <= last for first, last in sections)}
     if counts and not paragraphs:  # a quoted paragraph is narrower than any count
-        counted = set()
+        picked = set()
         for start, end in sorted(sections) or [(1, len(lines))]:
-            counted |= _counted(lines, headings, start, end, counts)
-        if counted:
-            found = counted
+            picked |= _counted(lines, headings, start, end, counts)
+        if picked:
+            found = picked
     return merge_spans(found)
 
+
+PART_TITLES = {"intro": frozenset({"introduction", "intro"}),
+               "outro": frozenset({"conclusion", "conclusions", "concluding remarks"})}
+"""The headings (lower case, numbering and closing punctuation left out) of the section "the
+introduction" and "the conclusion" name."""
+
+# "the introduction", "the intro", "the conclusion" ("the introduction of X": no place).
+_PART = re.compile(r"\bthe\s+(?:(?P<intro>introduction|intro)|(?P<outro>conclusions?))\b"
+                   r"(?!\s+of\b)", re.IGNORECASE)
+# A heading's numbering ("1.", "2.3", "IV.") and closing punctuation, around its title.
+_TITLE_NUMBER = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+")
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
             "ninth", "tenth")
@@ -100,7 +123,8 @@ ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "
 
 # Ordinal words and the paragraph they count to (negative: from the end).
 _ORDINAL_WORDS = {
-    **{word: number for number, word in enumerate(ORDINALS, 1)}, "opening": 1, "last": -1,
+    **{word: number for number, word in enumerate(ORDINALS, 1)}, "opening": 1,
+    "introductory": 1, "last": -1,
     "final": -1, "closing": -1, "concluding": -1, "penultimate": -2, "second-to-last": -2,
     "second to last": -2, "next-to-last": -2, "next to last": -2}
 _ORDINAL = (r"(?:second[- ]to[- ]last|next[- ]to[- ]last|\d{1,3}(?:st|nd|rd|th)|"
@@ -206,6 +230,13 @@ def _quotes(instruction: str) -> list[str]:
         if len(text) >= MIN_QUOTE:
             quotes.append(text)
     return quotes
+
+
+def _title(heading: str) -> str:
+    """A heading line's title, lower case, without its ``#`` marks, numbering and closing
+    punctuation."""
+    title = heading.strip().strip("#").strip().rstrip(":.").strip()
+    return _TITLE_NUMBER.sub("", title).lower()
 
 
 def _unquoted(instruction: str) -> str:
@@ -331,4 +362,5 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
 
 
 __all__ = ["MAX_PASSAGE_LINES", "MAX_PLACES", "MAX_SECTION_LINES", "MIN_LOST_PARAGRAPHS",
-           "MIN_QUOTE", "ORDINALS", "lost_paragraphs", "named_passages", "revised_paragraph"]
+           "MIN_QUOTE", "ORDINALS", "PART_TITLES", "lost_paragraphs", "named_passages",
+           "revised_paragraph"]
