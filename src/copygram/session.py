@@ -217,7 +217,8 @@ class EditSession:
                            rewrite_languages=self.options.auto_rewrite_languages,
                            introduces=reading.introduces, placed=reading.placed,
                            removes_part=reading.removes_part,
-                           passages=bool(reading.passages))
+                           passages=bool(reading.passages), renames=bool(reading.renamed),
+                           focus_tokens=self.options.focus_tokens)
 
     def prompt(self, document: str, instruction: str, *, language: str | None = None) -> str:
         """The exact prompt text an edit of ``document`` sends in this session's mode (decode it

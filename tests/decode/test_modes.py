@@ -37,22 +37,27 @@ def backend() -> PromptedBackend:
        docs=st.booleans(), listed=st.booleans(),
        language=st.sampled_from([None, "python", "java", "cpp"]),
        rewritten=st.sets(st.sampled_from(["java", "cpp", "rust"])), introduces=st.booleans(),
-       placed=st.booleans(), part=st.booleans(), quoted=st.booleans())
+       placed=st.booleans(), part=st.booleans(), quoted=st.booleans(), renames=st.booleans(),
+       focus=st.integers(0, 1 << 16))
 def test_auto_programs_long_documents_and_short_targeted_edits(
         tokens: int, threshold: int, short: int | None, prediction: bool, one: bool,
         docs: bool, listed: bool, language: str | None, rewritten: set[str],
-        introduces: bool, placed: bool, part: bool, quoted: bool) -> None:
+        introduces: bool, placed: bool, part: bool, quoted: bool, renames: bool,
+        focus: int) -> None:
     chosen = choose_mode("auto", tokens, auto_rewrite_tokens=threshold,
                          auto_program_tokens=short, prediction=prediction,
                          names_definitions=one, documentation=docs, listed=listed,
                          language=language,
                          rewrite_languages=rewritten, introduces=introduces, placed=placed,
-                         removes_part=part, passages=quoted)
+                         removes_part=part, passages=quoted, renames=renames,
+                         focus_tokens=focus)
     always_rewritten = language in rewritten
     targeted = (one and not docs and not listed and not part
                 and (short is None or tokens <= short))
+    # a rename held to its uses, in a file long enough to be read from a view
+    held_rename = renames and placed and 0 < focus < tokens
     assert chosen == ("rewrite" if prediction or always_rewritten
-                      or (tokens <= threshold and not targeted)
+                      or (tokens <= threshold and not targeted and not held_rename)
                       or (tokens > threshold and introduces and not placed)
                       or (tokens > threshold and part and placed) or quoted else "program")
     for fixed in ("program", "rewrite"):  # the other modes are themselves whatever the edit
@@ -108,6 +113,13 @@ def test_an_auto_session_rewrites_a_short_document_unless_definitions_are_named(
     # same: a short document's is rewritten, not a program of head blocks.
     for other in ("Rename f to f_plus_one.", "Fix it.", "Rename the function f to increment."):
         assert session.mode_for(DOCUMENT, other) == "rewrite"
+    # Longer than focus_tokens (a file read from a view): a rename is the held program there
+    # too, and nothing else that introduces a name is.
+    viewed = session.derive(focus_tokens=len(DOCUMENT) - 1)
+    assert viewed.mode_for(DOCUMENT, "Rename the function f to increment.") == "program"
+    assert viewed.mode_for(DOCUMENT, "Add a function `h_of` that doubles y.") == "rewrite"
+    assert viewed.mode_for(DOCUMENT, "Make it faster.") == "rewrite"
+    assert session.derive(focus_tokens=0).mode_for(DOCUMENT, "Rename f to g_of.") == "rewrite"
 
 
 def test_an_auto_session_rewrites_a_mid_sized_document_whatever_its_instruction_names() -> None:

@@ -35,7 +35,11 @@ programs changed the branch's condition, or the signature alone and kept the lin
 parameter: 7 of 12 small rows, each parameter's program redone, against rewrite mode's 10; a
 whole definition's removal stays a program, 6 of 6 against 0 of 6); other short documents (a
 rename, an added
-function or constant, an instruction naming no definition) are rewritten. A program for a
+function or constant, an instruction naming no definition) are rewritten, but a rename in a
+file of more than ``focus_tokens`` gets the program held to its definition and uses that a
+long file's rename gets (on the dev split's medium rows the whole file's rewrite had missed a
+use or renamed something else: 0 of 3 such rows' renames passed, the held programs 3 of 3 in a
+tenth of the time; docs/quality.md, "Renames in files of 50-300 lines"). A program for a
 file of more than ``focus_tokens`` (~50 lines) reads a view of it, the definitions the
 instruction names and their neighbours (:data:`~copygram.config.FOCUS_TOKENS`): on files of
 50-300 lines the default model's programs had been redone more often than not when they read
@@ -61,7 +65,8 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
                 names_definitions: bool = False, documentation: bool = False,
                 listed: bool = False, language: str | None = None,
                 rewrite_languages: Collection[str] = (), introduces: bool = False,
-                placed: bool = False, removes_part: bool = False, passages: bool = False) -> str:
+                placed: bool = False, removes_part: bool = False, passages: bool = False,
+                renames: bool = False, focus_tokens: int = 0) -> str:
     """The mode (``"program"`` or ``"rewrite"``) that edits a document of ``document_tokens``
     tokens in a session of ``mode`` (``"program"`` and ``"rewrite"`` choose themselves; module
     doc for ``"auto"``); ``prediction``: whether the edit brings a predicted output;
@@ -81,18 +86,24 @@ def choose_mode(mode: str, document_tokens: int, *, auto_rewrite_tokens: int,
     (:func:`~copygram.language.targets.removes_part`) is rewritten, a long one where it is
     ``placed`` (on its excerpt: the session scopes it), and so is a prose document of any length
     whose instruction names the ``passages`` the edit lies in (quoting or counting them)
-    (:func:`~copygram.language.passages.named_passages`; on their excerpt)."""
+    (:func:`~copygram.language.passages.named_passages`; on their excerpt); an instruction that
+    ``renames`` a definition (:func:`~copygram.language.targets.renames`) where the program is
+    ``placed`` gets a program in any document of more than ``focus_tokens`` tokens (0: none),
+    which it reads from a view (:func:`~copygram.decode.loop.prompt_document`)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if mode != "auto":
         return mode
-    # passages: a rewrite of the passages' excerpt, whatever the text's length (the session scopes it)
+    # passages: a rewrite of the passages' excerpt, whatever the text's length (the session
+    # scopes it)
     if prediction or passages or (language is not None and language in rewrite_languages):
         return "rewrite"
     if document_tokens > auto_rewrite_tokens:
         if removes_part and placed:
             return "rewrite"  # of the excerpt that holds it (the session scopes it)
         return "rewrite" if introduces and not placed else "program"
+    if renames and placed and 0 < focus_tokens < document_tokens:
+        return "program"  # held to the definition and its uses, read from a view
     short = auto_program_tokens is None or document_tokens <= auto_program_tokens
     one_place = names_definitions and not documentation and not listed and not removes_part
     return "program" if one_place and short else "rewrite"
