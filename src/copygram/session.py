@@ -41,6 +41,7 @@ from copygram.decode.modes import choose_mode
 from copygram.decode.plain_text import stream_completion
 from copygram.decode.policies import SamplingPolicy, TeacherPolicy
 from copygram.decode.prompt import PromptBuilder
+from copygram.decode.renames import renamed_documentation
 from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
 from copygram.decode.scoped import kept_text, scoped_redo, scoped_rewrite
@@ -186,10 +187,10 @@ class EditSession:
                               'or mode = "rewrite" in the config)')
         redo = scoped_redo(self.derive(mode="rewrite").setup(), doc, instruction, policy, language,
                            reading)
-        return checked(stream_edit(self.setup(), doc, instruction, policy, language, reading),
-                       document,
-                       on_damage=self.options.on_damage, language=language, instruction=instruction,
-                       redo=redo)
+        events = checked(stream_edit(self.setup(), doc, instruction, policy, language, reading),
+                         document, on_damage=self.options.on_damage, language=language,
+                         instruction=instruction, redo=redo)
+        return renamed_documentation(events, reading.renamed if reading else (), language)
 
     def mode_for(self, document: str, instruction: str, prediction: str | None = None, *,
                  language: str | None = None) -> str:

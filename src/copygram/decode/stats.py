@@ -42,6 +42,9 @@ class RunStats:
     # Head blocks that ran on into the units after their own, closed where the next one began
     # (copygram.language.runaway.close_runaway) and the program gone on from there.
     runaway_closes: int = 0
+    # A rename program's result: the old name's calls in its documentation renamed too
+    # (copygram.decode.renames; doctests, comment examples the blocks did not reach).
+    doc_renames: int = 0
     # A scoped rewrite (copygram.decode.scoped): the lines of the document its excerpt showed
     # (0: the whole file was the rewrite's document).
     scope_lines: int = 0
