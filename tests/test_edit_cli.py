@@ -39,6 +39,7 @@ from copygram.catalog import default_editor
 from copygram.cli import main
 from copygram.config import parse_config
 from copygram.testing import ScriptedBackend
+from tests.decode import test_renames as renames
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = "def f(x):\n    return x + 1\n\n\nprint(f(2))\n"
@@ -738,3 +739,16 @@ def test_model_names_the_model_over_the_config(scripted: list[object], doc: Path
     assert scripted == [parse_config({"model": "qwen2.5-coder-1.5b", "n_ctx": 2048})]
     assert run_cli([str(doc), "-i", "x", "--model", "no-such-model", "--quiet"]) == 1
     assert len(scripted) == 1  # a bad name fails before any load
+
+
+def test_the_summary_says_when_documented_calls_were_renamed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Not the model's text (copygram.decode.renames): the summary says so.
+    use_session(monkeypatch, lambda: renames.session("program"))
+    path = tmp_path / "g.py"
+    path.write_text(renames.DOCUMENT)
+    assert run_cli([str(path), "-i", renames.INSTRUCTION, "--in-place"]) == 0
+    assert ">>> add_one(1)" in path.read_text()
+    assert "2 call(s) of the old name in comments or docstrings renamed too" in (
+        capsys.readouterr().err)

@@ -248,6 +248,9 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
         if stats.unchanged_retries:
             copies += (f", {stats.unchanged_retries} block(s) that changed nothing written "
                        "again from the model's runner-up")
+        if stats.doc_renames:  # not the model's text: say so (copygram.decode.renames)
+            copies += (f", {stats.doc_renames} call(s) of the old name in comments or "
+                       "docstrings renamed too")
         # No estimate where no one-token step was timed (it would read ~0.0x).
         speedup = result.speedup
         estimate = (f" (~{speedup:.1f}x vs decoding all {stats.output_tokens} output tokens)"
