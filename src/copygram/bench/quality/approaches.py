@@ -253,6 +253,8 @@ def program_approach(session: EditSession) -> Approach:
                              "runaway_closes": (result.redone or result).stats.runaway_closes,
                              # A scoped rewrite's excerpt (decode.scoped; 0: none).
                              "scope_lines": result.stats.scope_lines,
+                             # A rename's calls in the documentation renamed (decode.renames).
+                             "doc_renames": result.stats.doc_renames,
                              "redone_damage": ("; ".join(str(d) for d in result.redone.damage)
                                                if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s
