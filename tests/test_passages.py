@@ -19,7 +19,7 @@ from copygram.language.passages import (
     MAX_PASSAGE_LINES,
     lost_paragraphs,
     named_passages,
-    revised_paragraph,
+    revised_paragraphs,
 )
 from copygram.language.reading import read_edit
 from copygram.testing import PromptedBackend
@@ -334,9 +334,22 @@ def test_a_one_paragraph_rewrite_of_a_longer_text_is_lost_unless_asked_for() -> 
     assert lost_paragraphs("\n".join(PARAGRAPHS[:2]), PARAGRAPHS[1], "Improve it.") is None
     assert lost_paragraphs(text, text.replace("river", "stream"), "Improve it.") is None
     assert lost_paragraphs(text, reply + "\n" + PARAGRAPHS[3], "Improve it.") is None  # 2 kept
-    first, last = revised_paragraph(text, reply) or (0, 0)
-    assert (first, last) == _span_of(2)
-    assert revised_paragraph(text, "Something else entirely, unlike any of them.\n") is None
+    assert lost_paragraphs(text, reply, "Make it more concise.") is None
+    assert revised_paragraphs(text, reply) == (_span_of(2),)
+    assert revised_paragraphs(text, "Something else entirely, unlike any of them.\n") is None
+
+
+def test_a_rewrite_that_kept_fewer_than_half_the_paragraphs_is_lost() -> None:
+    text = "\n".join(PARAGRAPHS[:6])
+    two = (PARAGRAPHS[1].replace("says", "tells") + "\n"
+           + PARAGRAPHS[4].replace("says", "tells"))
+    assert "6 paragraphs is 2 paragraphs" in (lost_paragraphs(text, two, "Improve it.") or "")
+    assert lost_paragraphs(text, two + "\n" + PARAGRAPHS[5], "Improve it.") is None  # half
+    assert revised_paragraphs(text, two) == (_span_of(1), _span_of(4))
+    # Out of order, or two replies on one paragraph: not put back.
+    swapped = PARAGRAPHS[4] + "\n" + PARAGRAPHS[1]
+    assert revised_paragraphs(text, swapped) is None
+    assert revised_paragraphs(text, PARAGRAPHS[1] + "\n" + PARAGRAPHS[1]) is None
 
 
 def test_a_whole_text_rewrite_that_kept_one_paragraph_is_put_back_in_its_place() -> None:
@@ -354,3 +367,34 @@ def test_a_whole_text_rewrite_that_kept_one_paragraph_is_put_back_in_its_place()
     assert [d.kind for d in refused.value.result.damage] == ["lost"]
     kept = EditSession(backend, mode="rewrite", on_damage="keep").edit(text, instruction)
     assert kept.text == reply and [d.kind for d in kept.damage] == ["lost"]
+
+
+def test_a_rewrite_that_kept_two_paragraphs_of_six_is_put_back_in_their_places() -> None:
+    text = "\n".join(PARAGRAPHS[:6])
+    first, second = (PARAGRAPHS[k].replace("says something about", "tells of") for k in (1, 4))
+    backend = PromptedBackend(text, replies=((REWRITE_SYSTEM, first + "\n" + second),))
+    result = EditSession(backend, mode="auto").edit(
+        text, "Make the harbour and canal paragraphs livelier.")
+    assert result.text == (text.replace(PARAGRAPHS[1], first).replace(PARAGRAPHS[4], second))
+    assert not result.damage
+    with pytest.raises(DamagedEditError, match="is 2 paragraphs"):
+        EditSession(backend, mode="rewrite").edit(text, "Make them livelier.")
+
+
+_TOPICS = ["river", "harbour", "bridge", "tunnel", "canal", "meadow", "forest", "castle"]
+
+
+@given(st.lists(st.sampled_from(_TOPICS), min_size=3, max_size=8, unique=True),
+       st.data())
+def test_revised_paragraphs_finds_each_kept_one_in_its_place(topics: list[str],
+                                                            data: st.DataObject) -> None:
+    paragraphs = [_paragraph(topic, 3) for topic in topics]
+    text = "\n".join(paragraphs)
+    kept = sorted(data.draw(st.sets(st.integers(0, len(topics) - 1), min_size=1,
+                                    max_size=(len(topics) - 1) // 2)))
+    reply = "\n".join(paragraphs[k].replace("says something", "tells a thing") for k in kept)
+    lines = split_lines(text)
+    spans = revised_paragraphs(text, reply)
+    assert spans is not None
+    assert ["".join(lines[start - 1:end]) for start, end in spans] == [paragraphs[k] for k in kept]
+    assert lost_paragraphs(text, reply, "Improve it.") is not None  # fewer than half, shorter

@@ -50,7 +50,7 @@ from copygram.language.damage import Damage
 from copygram.language.focus import View, excerpt_view, splice
 from copygram.language.lines import split_lines
 from copygram.language.ops import Gen, Program
-from copygram.language.passages import lost_paragraphs, revised_paragraph
+from copygram.language.passages import lost_paragraphs, paragraph_runs, revised_paragraphs
 from copygram.language.reading import Reading
 
 
@@ -151,10 +151,11 @@ def kept_text(events: Iterator[Event], document: str, instruction: str, *,
     """``events`` of a rewrite of the whole of ``document``, a prose text, with a result that
     lost most of the text (:func:`~copygram.language.passages.lost_paragraphs`: the default
     model's answer to "revise the paragraph about ..." is that paragraph alone) put back as the
-    revision of the paragraph it resembles (``put_back``, where the session chose the rewrite
-    and the paragraph is recognisable: :func:`~copygram.language.passages.revised_paragraph`),
-    or else marked ``lost`` (refused by :func:`~copygram.decode.checked.checked`: nothing
-    written). Cost: a word-level diff of the reply against each paragraph, where it is lost."""
+    revision of the paragraphs it resembles, each in its place (``put_back``, where the session
+    chose the rewrite and each is recognisable:
+    :func:`~copygram.language.passages.revised_paragraphs`), or else marked ``lost`` (refused by
+    :func:`~copygram.decode.checked.checked`: nothing written). Cost: a word-level diff of the
+    reply's paragraphs against each paragraph, where it is lost."""
     for event in events:
         if isinstance(event, DoneEvent):
             event = _kept(event, document, instruction, put_back)
@@ -167,15 +168,24 @@ def _kept(event: DoneEvent[EditResult], document: str, instruction: str,
     why = lost_paragraphs(document, result.text, instruction)
     if why is None:
         return event
-    span = revised_paragraph(document, result.text) if put_back else None
-    if span is None:
+    spans = revised_paragraphs(document, result.text) if put_back else None
+    if spans is None:
         return DoneEvent(dataclasses.replace(result, damage=(*result.damage, Damage("lost", why))),
                          event.text)
-    lines = split_lines(document)
-    start, end = span
-    text = "".join((*lines[:start - 1], result.text.strip("\n") + "\n", *lines[end:]))
-    result.stats.scope_lines = end - start + 1
+    lines, replies = split_lines(document), split_lines(result.text)
+    pieces, done = [], 0
+    for (start, end), (first, last) in zip(spans, paragraph_runs(replies), strict=True):
+        revised = "".join(replies[first - 1:last]).rstrip("\r\n")
+        pieces += [*lines[done:start - 1], revised + _ending(lines[end - 1])]
+        done = end
+    text = "".join([*pieces, *lines[done:]])
+    result.stats.scope_lines = sum(end - start + 1 for start, end in spans)
     return DoneEvent(dataclasses.replace(result, text=text, program=Program([Gen(text)])), text)
+
+
+def _ending(line: str) -> str:
+    """``line``'s line ending ("\n" where it has none: a paragraph that ended the text)."""
+    return line[len(line.rstrip("\r\n")):] or "\n"
 
 
 __all__ = ["kept_text", "scoped_redo", "scoped_rewrite", "stream_scoped"]

@@ -29,10 +29,11 @@ instruction asked:
 * ``missed``: not a defect of the file either: a program that left untouched a definition its
   instruction names, or never wrote a name the instruction introduces
   (:mod:`copygram.language.targets`); :mod:`copygram.decode.checked` redoes it in rewrite mode.
-* ``lost``: a prose text of several paragraphs rewritten whole as one of them, its instruction
-  asking for nothing shorter (:func:`~copygram.language.passages.lost_paragraphs`): the rest of
-  the text would be lost. Read by :func:`copygram.decode.scoped.kept_text`, which puts a
-  recognisable paragraph's revision back in its place where the session chose the rewrite.
+* ``lost``: a prose text of several paragraphs rewritten whole as fewer than half of them, its
+  instruction asking for nothing shorter (:func:`~copygram.language.passages.lost_paragraphs`):
+  the rest of the text would be lost. Read by :func:`copygram.decode.scoped.kept_text`, which
+  puts recognisable paragraphs' revisions back in their places where the session chose the
+  rewrite.
 
 Only a change from good to bad counts: a file that did not parse before may not parse after. The
 checks are conservative on purpose (each is a certain defect, not a style), since a damaged

@@ -311,7 +311,8 @@ def _section(lines: list[str], headings: dict[int, int],
 # An instruction that may well leave one paragraph of many: the text's loss is the edit.
 _SHRINKS = re.compile(r"\b(?:summar|condens|shorten|abridg|merg|combin|join|one paragraph|"
                       r"single paragraph|remov|delet|drop|cut|trim|keep only|only keep|"
-                      r"replace|tl;?dr|abstract)", re.IGNORECASE)
+                      r"replace|tl;?dr|abstract|concis|brief|compress|tighten|reduc|fewer)",
+                      re.IGNORECASE)
 
 MIN_LOST_PARAGRAPHS = 3
 """The fewest paragraphs a text must have for a one-paragraph rewrite of it to count as lost."""
@@ -320,35 +321,46 @@ MIN_LOST_PARAGRAPHS = 3
 def lost_paragraphs(before: str, after: str, instruction: str) -> str | None:
     """Why ``after``, a rewrite of the whole of ``before``, lost most of the text (a sentence),
     or ``None``: a text of at least :data:`MIN_LOST_PARAGRAPHS` paragraphs (runs of non-blank
-    lines) rewritten as one paragraph of less than half its length, by an instruction that
-    does not ask to shorten, merge, summarise, remove or replace. The default model, asked to
-    revise one paragraph of a text, answers with that paragraph alone (docs/quality.md,
-    "Prose"). Cost: one scan of each text."""
-    blocks = _blocks(split_lines(before))
-    if (len(blocks) < MIN_LOST_PARAGRAPHS or len(_blocks(split_lines(after))) != 1
+    lines) rewritten as fewer than half as many, of less than half its length, by an
+    instruction that does not ask to shorten, merge, summarise, remove or replace. The default
+    model, asked to revise one paragraph of a text, answers with that paragraph alone
+    (docs/quality.md, "Prose"); one asked about two answers with two. Cost: one scan of each
+    text."""
+    blocks = paragraph_runs(split_lines(before))
+    kept = len(paragraph_runs(split_lines(after)))
+    if (len(blocks) < MIN_LOST_PARAGRAPHS or not 0 < 2 * kept < len(blocks)
             or 2 * len(after.strip()) >= len(before.strip()) or _SHRINKS.search(instruction)):
         return None
-    return (f"the rewrite of a text of {len(blocks)} paragraphs is one paragraph: the rest of "
+    what = "one paragraph" if kept == 1 else f"{kept} paragraphs"
+    return (f"the rewrite of a text of {len(blocks)} paragraphs is {what}: the rest of "
             "the text would be lost (with mode \"auto\", name the paragraph to revise: quote "
             "its first words or count it, \"the second paragraph\")")
 
 
-def revised_paragraph(before: str, after: str) -> tuple[int, int] | None:
-    """The paragraph of ``before`` (its lines, 1-based, inclusive) that ``after``, one
-    paragraph, is a revision of: the one whose words it shares most, where that share is at
-    least half and no other paragraph's comes within a fifth of it; ``None`` otherwise. Cost:
-    a word-level diff of ``after`` against each paragraph (milliseconds for a few pages)."""
-    words = after.split()
+def revised_paragraphs(before: str, after: str) -> tuple[tuple[int, int], ...] | None:
+    """The paragraphs of ``before`` (their lines, 1-based, inclusive) that the paragraphs of
+    ``after`` are revisions of, one each, in order: for each, the paragraph whose words it
+    shares most, where that share is at least half and no other paragraph's comes within a
+    fifth of it; ``None`` where one has no such paragraph, or two land on one or out of order.
+    Cost: a word-level diff of each paragraph of ``after`` against each of ``before``
+    (milliseconds for a few pages)."""
     lines = split_lines(before)
-    scores = sorted(((SequenceMatcher(None, " ".join(lines[start - 1:end]).split(), words,
-                                      autojunk=False).ratio(), (start, end))
-                     for start, end in _blocks(lines)), reverse=True)
-    if not scores or scores[0][0] < 0.5 or (len(scores) > 1 and scores[1][0] > scores[0][0] - 0.2):
-        return None
-    return scores[0][1]
+    replies = split_lines(after)
+    spans: list[tuple[int, int]] = []
+    for first, last in paragraph_runs(replies):
+        words = " ".join(replies[first - 1:last]).split()
+        scores = sorted(((SequenceMatcher(None, " ".join(lines[start - 1:end]).split(), words,
+                                          autojunk=False).ratio(), (start, end))
+                         for start, end in paragraph_runs(lines)), reverse=True)
+        if (not scores or scores[0][0] < 0.5
+                or (len(scores) > 1 and scores[1][0] > scores[0][0] - 0.2)
+                or (spans and scores[0][1][0] <= spans[-1][0])):
+            return None
+        spans.append(scores[0][1])
+    return tuple(spans) or None
 
 
-def _blocks(lines: list[str]) -> list[tuple[int, int]]:
+def paragraph_runs(lines: list[str]) -> list[tuple[int, int]]:
     """Every run of non-blank lines (1-based, inclusive), a heading or a list as any other."""
     blocks: list[tuple[int, int]] = []
     for number, line in enumerate(lines, 1):
@@ -363,4 +375,4 @@ def _blocks(lines: list[str]) -> list[tuple[int, int]]:
 
 __all__ = ["MAX_PASSAGE_LINES", "MAX_PLACES", "MAX_SECTION_LINES", "MIN_LOST_PARAGRAPHS",
            "MIN_QUOTE", "ORDINALS", "PART_TITLES", "lost_paragraphs", "named_passages",
-           "revised_paragraph"]
+           "paragraph_runs", "revised_paragraphs"]
