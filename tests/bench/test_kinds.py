@@ -215,8 +215,11 @@ def test_prose_rows() -> None:
         if meta["kind"] == "prose":
             assert "the paragraph that starts with" in str(row["instruction"])
             continue
-        # The count names the revised paragraph, as the passages reader counts it.
+        # The count (or the part) names the revised paragraph, as the passages reader reads it.
         target = next(i for i, (a, b) in enumerate(zip(before, after)) if a != b)
+        if meta["kind"] == "prose_part":
+            part = "the introduction" if target == 0 else "the conclusion"
+            assert part in str(row["instruction"]) and target in (0, len(before) - 1)
         found = named_passages(str(row["before"]), str(row["instruction"]))
         lines = str(row["before"]).splitlines()
         assert ["\n".join(lines[start - 1:end]) for start, end in found] == [
@@ -270,7 +273,7 @@ def test_group_by_rekeys_rows_for_the_report() -> None:
 def test_command_is_registered(tmp_path: Path) -> None:
     args = build_parser().parse_args(["bench", "kinds", "--out", str(tmp_path), "--seed", "3"])
     assert args._module == "copygram.bench.kinds" and args.seed == 3 and args.per_cell == 4
-    assert set(KINDS) == {*CODE_KINDS, "prose", "prose_counted"}
+    assert set(KINDS) == {*CODE_KINDS, "prose", "prose_counted", "prose_part"}
 
 
 def _real_data() -> Path | None:

@@ -21,7 +21,8 @@ caller's taken out), ``remove_branch`` (a debug branch on a false ``DEBUG`` cons
 of one function taken out; the constant stays), and ``prose`` (one paragraph of a concatenated
 IteraTeR text revised, the paragraph named by a quote of its first words; no tests) and
 ``prose_counted`` (the same, the paragraph named by its count: "the third paragraph",
-"paragraph 14"). ``meta`` holds ``kind``, ``size``,
+"paragraph 14") and ``prose_part`` (the first or last paragraph, named "the introduction" or
+"the conclusion"). ``meta`` holds ``kind``, ``size``,
 ``language``, ``lines``, ``source_ids``, ``targets`` and the test program.
 
 A ``docstring``, ``remove_parameter`` or ``remove_branch`` row changes nothing a test can call
@@ -44,6 +45,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from copygram.bench.data import SUFFIX, EditRow, data_dir, read_edit_rows
 from copygram.bench.kinds_edits import (
@@ -58,7 +60,9 @@ from copygram.errors import ConfigError
 from copygram.language.lines import count_lines
 from copygram.language.passages import ORDINALS
 
-PROSE_KINDS = ("prose", "prose_counted")
+PROSE_KINDS: Mapping[str, str] = MappingProxyType(
+    {"prose": "quote", "prose_counted": "count", "prose_part": "part"})
+"""The prose kinds, each with how its instruction names the paragraph to revise."""
 KINDS = (*CODE_KINDS, *PROSE_KINDS)
 SIZES: dict[str, tuple[int, int, int, int]] = {
     "small": (1, 50, 18, 42), "medium": (51, 300, 70, 270), "large": (301, 1500, 330, 1350)}
@@ -138,15 +142,25 @@ def changed_lines(before: str, after: str) -> dict[str, list[str]]:
 
 
 def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random,
-               counted: bool = False) -> dict[str, object] | None:
+               named: str = "quote") -> dict[str, object] | None:
+    """A ``prose`` row whose place is ``named`` by a quote of its first words, by its count
+    (``"count"``) or as the introduction or the conclusion (``"part"``: the first or the last
+    paragraph)."""
     usable = [r for r in rows if r.before.strip() and r.after.strip() != r.before.strip()]
     chosen = [usable[i] for i in assemble([r.before.strip() for r in usable], rng,
                                           SIZES[size][2:])]
     if not chosen:
         return None
-    target = rng.choice(chosen)
-    index = chosen.index(target)
-    if counted and index < len(ORDINALS):
+    if named == "part":
+        index = rng.choice([0, len(chosen) - 1])
+        target = chosen[index]
+    else:
+        target = rng.choice(chosen)
+        index = chosen.index(target)
+    counted = named == "count"
+    if named == "part":
+        place = "the introduction" if index == 0 else "the conclusion"
+    elif counted and index < len(ORDINALS):
         place = f"the {ORDINALS[index]} paragraph"
     elif counted:
         place = "the last paragraph" if index == len(chosen) - 1 else f"paragraph {index + 1}"
@@ -219,7 +233,7 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
                         rng = random.Random(f"{seed}/{language}/{kind}/{size}/{slot}/{attempt}")
                         built = (_code_row(lang, problems, kind, size, rng) if lang
                                  else _prose_row(prose, size, rng,
-                                                 counted=kind == "prose_counted"))
+                                                 named=PROSE_KINDS.get(kind, "quote")))
                         if built is None or (built["before"], built["instruction"]) in seen:
                             continue
                         lines = count_lines(str(built["before"]))
