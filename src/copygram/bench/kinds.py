@@ -152,6 +152,8 @@ def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random,
     if not chosen:
         return None
     if named == "part":
+        if len(chosen) < 3:  # a text of one or two paragraphs has no introduction of its own
+            return None
         index = rng.choice([0, len(chosen) - 1])
         target = chosen[index]
     else:
