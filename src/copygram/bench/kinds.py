@@ -156,21 +156,19 @@ def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random,
             return None
         index = rng.choice([0, len(chosen) - 1])
         target = chosen[index]
+        place = "the introduction" if index == 0 else "the conclusion"
     else:
         target = rng.choice(chosen)
         index = chosen.index(target)
-    counted = named == "count"
-    if named == "part":
-        place = "the introduction" if index == 0 else "the conclusion"
-    elif counted and index < len(ORDINALS):
-        place = f"the {ORDINALS[index]} paragraph"
-    elif counted:
-        place = "the last paragraph" if index == len(chosen) - 1 else f"paragraph {index + 1}"
-    else:
-        prefix = " ".join(target.before.split()[:8])
-        if sum(r.before.strip().startswith(prefix) for r in chosen) != 1:
-            return None
-        place = f'the paragraph that starts with "{prefix}"'
+        if named == "count":
+            place = (f"the {ORDINALS[index]} paragraph" if index < len(ORDINALS)
+                     else "the last paragraph" if index == len(chosen) - 1
+                     else f"paragraph {index + 1}")
+        else:
+            prefix = " ".join(target.before.split()[:8])
+            if sum(r.before.strip().startswith(prefix) for r in chosen) != 1:
+                return None
+            place = f'the paragraph that starts with "{prefix}"'
     instruction = (target.instruction.replace("this text", place, 1)
                    if "this text" in target.instruction
                    else f"In {place}: {target.instruction}")

@@ -346,12 +346,13 @@ def revised_paragraphs(before: str, after: str) -> tuple[tuple[int, int], ...] |
     (milliseconds for a few pages)."""
     lines = split_lines(before)
     replies = split_lines(after)
+    paragraphs = [(" ".join(lines[start - 1:end]).split(), (start, end))
+                  for start, end in paragraph_runs(lines)]  # read once, for every reply
     spans: list[tuple[int, int]] = []
     for first, last in paragraph_runs(replies):
         words = " ".join(replies[first - 1:last]).split()
-        scores = sorted(((SequenceMatcher(None, " ".join(lines[start - 1:end]).split(), words,
-                                          autojunk=False).ratio(), (start, end))
-                         for start, end in paragraph_runs(lines)), reverse=True)
+        scores = sorted(((SequenceMatcher(None, theirs, words, autojunk=False).ratio(), span)
+                         for theirs, span in paragraphs), reverse=True)
         if (not scores or scores[0][0] < 0.5
                 or (len(scores) > 1 and scores[1][0] > scores[0][0] - 0.2)
                 or (spans and scores[0][1][0] <= spans[-1][0])):
