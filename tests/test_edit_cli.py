@@ -752,3 +752,22 @@ def test_the_summary_says_when_documented_calls_were_renamed(
     assert ">>> add_one(1)" in path.read_text()
     assert "2 call(s) of the old name in comments or docstrings renamed too" in (
         capsys.readouterr().err)
+
+
+def test_the_summary_says_when_a_partial_reply_was_put_back(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Auto's rewrite whose reply was median alone: the file keeps its other functions, and the
+    # summary says they were kept as they were (not the model's text).
+    from tests.decode import test_checked as checked
+
+    docstring = checked.MEDIAN[checked.MEDIAN.index('    """'):checked.MEDIAN.index("    ordered")]
+    documented = checked.MEDIAN.replace(docstring, '    """The middle value."""\n')
+    use_session(monkeypatch, lambda: checked.session("unused", documented, mode="auto"))
+    path = tmp_path / "stats.py"
+    path.write_text(checked.STATS)
+    instruction = 'Replace the docstring of median with """The middle value."""'
+    assert run_cli([str(path), "-i", instruction, "--in-place"]) == 0
+    assert path.read_text() == checked.STATS.replace(checked.MEDIAN, documented)
+    assert "left out 3 definition(s) the instruction does not name; kept as the file had them" in (
+        capsys.readouterr().err)

@@ -174,13 +174,19 @@ class EditSession:
                                         reading)
                 if scoped is not None:
                     return checked(scoped(), document, on_damage=self.options.on_damage,
-                                   language=language, instruction=instruction, misses=True)
+                                   language=language, instruction=instruction, misses=True,
+                                   chosen=True)
             events = stream_rewrite(rewriter.setup(), doc, instruction, policy, prediction)
-            if language == PROSE:  # a text rewritten as one of its paragraphs: put back or refused
-                events = kept_text(events, document, instruction,
-                                   put_back=reading is not None and prediction is None)
+            # Auto's rewrite: a reply that was part of the text is put back in it, its lost
+            # paragraphs or definitions kept, and one that certainly missed is refused; rewrite
+            # mode's partial reply is refused. A predicted rewrite's reply is the caller's to
+            # read (the Predicted Outputs API): not read for loss or misses.
+            chosen = reading is not None and prediction is None
+            if language == PROSE:
+                events = kept_text(events, document, instruction, put_back=chosen)
             return checked(events, document, on_damage=self.options.on_damage,
-                           language=language)
+                           language=language, chosen=chosen,
+                           instruction=instruction if prediction is None else "")
         if prediction is not None:
             raise ConfigError("a prediction drafts a rewrite, and this session writes edit "
                               'programs: use mode="rewrite" (EditSession(..., mode="rewrite") '
@@ -189,7 +195,7 @@ class EditSession:
                            reading)
         events = checked(stream_edit(self.setup(), doc, instruction, policy, language, reading),
                          document, on_damage=self.options.on_damage, language=language,
-                         instruction=instruction, redo=redo)
+                         instruction=instruction, redo=redo, chosen=True)
         return renamed_documentation(events, reading.renamed if reading else (), language)
 
     def mode_for(self, document: str, instruction: str, prediction: str | None = None, *,

@@ -185,3 +185,68 @@ def test_a_redo_that_still_misses_is_refused_not_reported_as_an_edit() -> None:
         session(FOUR_AVERAGES, STATS, touch_named=False).edit(STATS, "Rename mean to average.")
     assert {getattr(d, "kind", None) for d in caught.value.damage} == {"missed"}
     assert "redone in rewrite mode" in str(caught.value)
+
+
+MEDIAN = STATS[STATS.index("def median"):STATS.index("\n\n\ndef variance")] + "\n"
+MEDIAN_FIXED = (MEDIAN[:MEDIAN.rindex("    return ordered[middle]\n")]
+                + "    return (ordered[middle - 1] + ordered[middle]) / 2\n")
+FIXED = STATS.replace(MEDIAN, MEDIAN_FIXED)
+
+
+def test_a_rewrite_whose_reply_was_one_function_is_put_back_in_the_file() -> None:
+    # The default model's answer to a fix in a file of several functions is often that function
+    # alone: written as the file, the others would be gone (a sound file, and no name dangles).
+    documented = MEDIAN.replace(MEDIAN[MEDIAN.index('    """'):MEDIAN.index("    ordered")],
+                                '    """The middle value."""\n')
+    auto = session("unused", documented, mode="auto")
+    instruction = 'Replace the docstring of median with """The middle value.""".'
+    assert auto.mode_for(STATS, instruction) == "rewrite"
+    result = auto.edit(STATS, instruction)
+    assert result.text == STATS.replace(MEDIAN, documented)
+    assert result.damage == ()
+    assert result.stats.restored_definitions == 3  # mean, variance, stdev
+
+
+def test_rewrite_mode_refuses_a_reply_that_lost_definitions() -> None:
+    with pytest.raises(DamagedEditError, match="dropped mean, variance, stdev") as caught:
+        session("", MEDIAN_FIXED, mode="rewrite").edit(STATS, "Fix median.")
+    assert [d.kind for d in caught.value.damage] == ["lost"]  # type: ignore[attr-defined]
+    # What the instruction asks to remove is no loss.
+    without_mean = STATS.replace(STATS[STATS.index("def mean"):STATS.index("def median")], "")
+    with pytest.raises(DamagedEditError, match="dangling"):  # variance still calls mean
+        session("", without_mean, mode="rewrite").edit(STATS, "Remove the function mean.")
+    # A predicted rewrite's reply is the caller's to read (the Predicted Outputs API).
+    predicted = session("", MEDIAN_FIXED, mode="rewrite").edit(STATS, "Fix median.", STATS)
+    assert predicted.text == MEDIAN_FIXED
+
+
+def test_a_redo_whose_reply_was_one_function_is_put_back_too() -> None:
+    mean = STATS[STATS.index("def mean"):STATS.index("\n\n\ndef median")] + "\n"
+    wrong = BLOCK_OPEN + "def mean(values):\n" + DIVIDER + mean.replace("values)", "values) ") \
+        + BLOCK_CLOSE
+    result = session(wrong, MEDIAN_FIXED, touch_named=False).edit(STATS, "Fix median.")
+    assert result.text == FIXED
+    assert result.redone is not None and result.stats.restored_definitions == 3
+
+
+def test_auto_refuses_a_rewrite_that_certainly_missed() -> None:
+    # Asked for a docstring it quotes, the rewrite wrote another one: no reference edit of the
+    # dev split misses so, and there is nothing to redo a rewrite with: refused, not written.
+    reworded = STATS.replace('"""The middle value of a non-empty list of numbers.',
+                             '"""The median of a non-empty list of numbers.')
+    instruction = 'Replace the docstring of median with """The middle value."""'
+    with pytest.raises(DamagedEditError, match="never wrote it") as caught:
+        session("unused", reworded, mode="auto").edit(STATS, instruction)
+    assert [d.kind for d in caught.value.damage] == ["missed"]  # type: ignore[attr-defined]
+    # A weak miss is no refusal for a rewrite: a name the instruction introduces and the edit
+    # never wrote (reference edits show it: "Fix closest_integer" in a file that spells it
+    # closestInteger), a definition named and left as it was (an instruction may name what it
+    # only talks about).
+    mean_fixed = STATS.replace("return sum(values) / len(values)",
+                               "return sum(values) / max(len(values), 1)")
+    auto = session("unused", mean_fixed, mode="auto")
+    talk = "Add a function `mode` like median; guard mean against an empty list."
+    assert auto.mode_for(STATS, talk) == "rewrite"
+    assert auto.edit(STATS, talk).text == mean_fixed
+    # Rewrite mode's own reply is plain greedy's: not read for misses.
+    assert session("", reworded, mode="rewrite").edit(STATS, instruction).text == reworded

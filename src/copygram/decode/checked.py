@@ -18,6 +18,11 @@ happens to a damaged one is the session's ``on_damage``:
   a name it introduces never written: :mod:`copygram.language.targets`), marked ``missed``.
   A rewrite that stops on its token budget or a full context before its reply ends (its file
   would be cut short: ``EditResult.stop_reason``) is damaged too, marked ``unfinished``.
+  A result that dropped definitions the instruction does not account for (the model's reply
+  was part of the file: :mod:`copygram.language.lost`) is damaged too, marked ``lost``; a
+  rewrite the session chose gets them put back as the document has them instead, where that
+  leaves it sound, and is refused for a ``certain`` miss
+  (:func:`~copygram.language.targets.find_misses`) where nothing is left to redo it.
 * ``"error"``: a :class:`~copygram.errors.DamagedEditError` with the damaged result.
 * ``"keep"``: the result as it is, ``EditResult.damage`` saying what is wrong (a caller that
   writes files, such as ``copygram edit``, still refuses it without ``--force``).
@@ -35,14 +40,15 @@ from copygram.decode.events import DoneEvent, EditResult, Event, RedoEvent
 from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, DamagedEditError, GenerationError, LengthError
 from copygram.language.damage import LANGUAGES, PROSE, Damage, find_damage, guess_language
-from copygram.language.ops import Program
+from copygram.language.lost import lost_definitions, put_back
+from copygram.language.ops import Gen, Program
 from copygram.language.targets import find_misses
 
 
 def checked(events: Iterator[Event], document: str, *, on_damage: str,
             language: str | None = None, instruction: str = "",
             redo: Callable[[], Iterator[Event]] | None = None,
-            misses: bool = False) -> Iterator[Event]:
+            misses: bool = False, chosen: bool = False) -> Iterator[Event]:
     """``events`` (one edit's, ending with its :class:`DoneEvent`) with the result checked
     against ``document`` (``language``: as :func:`find_damage` takes it). A damaged result is
     handled as ``on_damage`` says (module doc); ``redo`` runs the edit again in rewrite mode
@@ -50,7 +56,14 @@ def checked(events: Iterator[Event], document: str, *, on_damage: str,
     (:func:`~copygram.language.targets.find_misses`) is redone too where there is a redo and
     ``on_damage`` is ``"rewrite"``, and passes as it is otherwise, unless ``misses`` (an edit
     whose miss has nothing better to go to: a scoped rewrite the session chose), where it is
-    damage as any other. Raises
+    damage as any other. A result that dropped definitions ``instruction`` does not account for
+    (:func:`~copygram.language.lost.lost_definitions`: a rewrite whose reply was part of the
+    file) is damage of kind ``lost``. Where ``chosen`` (the session chose the mode: auto), a
+    rewrite's dropped definitions are put back as the document has them where they can be
+    placed and the result is then sound (``RunStats.restored_definitions``), and a rewrite with
+    nothing to fall back to is refused for a miss no reference edit shows (``certain``:
+    :func:`~copygram.language.targets.find_misses`: a quoted docstring never written, a
+    rename's old name left, a removed definition kept, ...). Raises
     :class:`DamagedEditError`, and a
     :class:`~copygram.errors.ConfigError` (before any event) for an unknown ``language``."""
     if language is None:
@@ -60,23 +73,25 @@ def checked(events: Iterator[Event], document: str, *, on_damage: str,
                           f"{', '.join(LANGUAGES)}, {PROSE!r} (not code: the marker check "
                           "alone), or leave it out to guess it from the text")
     # Prose, or a language none of the checks reads: the markers alone.
-    return _checked(events, document, on_damage, language or PROSE, instruction, redo, misses)
+    return _checked(events, document, on_damage, language or PROSE, instruction, redo, misses,
+                    chosen)
 
 
 def _checked(events: Iterator[Event], document: str, on_damage: str, language: str,
              instruction: str, redo: Callable[[], Iterator[Event]] | None,
-             misses: bool) -> Iterator[Event]:
+             misses: bool, chosen: bool) -> Iterator[Event]:
     try:
         for event in events:
             if not isinstance(event, DoneEvent):
                 yield event
                 continue
-            result = event.result
-            # An edit's own verdict (a scoped rewrite that missed: decode.scoped), then the checks.
-            damage = (result.damage + _cut_short(result)
-                      + find_damage(document, result.text, language=language))
+            result, damage = _read(document, event.result, language, instruction, chosen)
+            if result is not event.result:  # put back: the stream's own tail stays its tail
+                event = DoneEvent(result, event.text)
             if not damage and (misses or (redo is not None and on_damage == "rewrite")):
                 damage = missed(document, result.text, instruction, language)
+            elif not damage and chosen and redo is None and result.mode == "rewrite":
+                damage = missed(document, result.text, instruction, language, certain=True)
             if not damage:
                 yield event
                 return
@@ -99,10 +114,10 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
         if not isinstance(again, DoneEvent):
             yield again
             continue
-        # A redo's own verdict (a scoped rewrite that missed: decode.scoped), then the checks:
-        # a redo that still misses what the instruction names is no edit to report either.
-        second = (again.result.damage + _cut_short(again.result)
-                  + find_damage(document, again.result.text, language=language))
+        # A redo that still misses what the instruction names is no edit to report either.
+        redone, second = _read(document, again.result, language, instruction, chosen)
+        if redone is not again.result:
+            again = DoneEvent(redone, again.text)
         if not second:
             second = missed(document, again.result.text, instruction, language)
         if second:
@@ -112,15 +127,50 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
         return
 
 
-def missed(document: str, text: str, instruction: str,
-           language: str | None) -> tuple[Damage, ...]:
+def missed(document: str, text: str, instruction: str, language: str | None, *,
+           certain: bool = False) -> tuple[Damage, ...]:
     """What ``text`` (an edit of ``document``) missed of what ``instruction`` names, as damage of
-    kind ``missed`` (:func:`~copygram.language.targets.find_misses`; none for no instruction).
-    Milliseconds: a parse of each text."""
+    kind ``missed`` (:func:`~copygram.language.targets.find_misses`, ``certain`` ones alone where
+    asked; none for no instruction). Milliseconds: a parse of each text."""
     if not instruction:
         return ()
     return tuple(Damage("missed", miss) for miss in
-                 find_misses(document, text, instruction, language))
+                 find_misses(document, text, instruction, language, certain=certain))
+
+
+def _read(document: str, result: EditResult, language: str, instruction: str,
+          chosen: bool) -> tuple[EditResult, tuple[Damage, ...]]:
+    """``result``'s damage: its own verdict (a scoped rewrite that missed: decode.scoped), a
+    cut-short output, :func:`find_damage`'s, then definitions it lost; where ``chosen``, a
+    rewrite whose only damage is lost definitions comes back with them put back where that
+    leaves it sound (the result returned is then a new one)."""
+    damage = (result.damage + _cut_short(result)
+              + find_damage(document, result.text, language=language))
+    if damage or not instruction:
+        return result, damage
+    lost = lost_definitions(document, result.text, instruction, language)
+    if not lost:
+        return result, ()
+    if chosen and result.mode == "rewrite":
+        text = _restored(document, result.text, lost, language, instruction)
+        if text is not None:
+            result.stats.restored_definitions = len(lost)
+            return dataclasses.replace(result, text=text, program=Program([Gen(text)])), ()
+    return result, (Damage("lost", f"the edit dropped {', '.join(lost)}, which the instruction "
+                           "does not name (the model's reply was part of the file); name "
+                           f"{'it' if len(lost) == 1 else 'them'} in the instruction to remove "
+                           f"{'it' if len(lost) == 1 else 'them'}"),)
+
+
+def _restored(document: str, text: str, lost: tuple[str, ...], language: str,
+              instruction: str) -> str | None:
+    """``text`` with ``lost`` put back (:func:`~copygram.language.lost.put_back`), where that
+    leaves no damage and nothing lost; ``None`` otherwise."""
+    restored = put_back(document, text, lost, language)
+    if (restored is None or find_damage(document, restored, language=language)
+            or lost_definitions(document, restored, instruction, language)):
+        return None
+    return restored
 
 
 def _cut_short(result: EditResult) -> tuple[Damage, ...]:

@@ -45,6 +45,9 @@ class RunStats:
     # A rename program's result: the old name's calls in its documentation renamed too
     # (copygram.decode.renames; doctests, comment examples the blocks did not reach).
     doc_renames: int = 0
+    # A rewrite whose reply was part of the file: the definitions it left out, put back as the
+    # document had them (copygram.decode.checked, copygram.language.lost).
+    restored_definitions: int = 0
     # A scoped rewrite (copygram.decode.scoped): the lines of the document its excerpt showed
     # (0: the whole file was the rewrite's document).
     scope_lines: int = 0

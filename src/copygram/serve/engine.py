@@ -81,8 +81,8 @@ class SessionHolder:
 
 STAT_KEYS = ("prompt_tokens", "output_tokens", "decoded_tokens", "forced_tokens",
              "spliced_tokens", "drafted_tokens", "rejected_tokens", "forwards", "tie_steps",
-             "copy_ops", "gen_ops", "unchanged_retries", "doc_renames", "prefill_s", "decode_s",
-             "splice_s", "constraint_s", "wall_s")
+             "copy_ops", "gen_ops", "unchanged_retries", "doc_renames", "restored_definitions",
+             "prefill_s", "decode_s", "splice_s", "constraint_s", "wall_s")
 
 
 def stats_dict(stats: RunStats) -> JSONObject:

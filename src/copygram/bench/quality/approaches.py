@@ -255,6 +255,8 @@ def program_approach(session: EditSession) -> Approach:
                              "scope_lines": result.stats.scope_lines,
                              # A rename's calls in the documentation renamed (decode.renames).
                              "doc_renames": result.stats.doc_renames,
+                             # A partial reply's dropped definitions put back (decode.checked).
+                             "restored_definitions": result.stats.restored_definitions,
                              "redone_damage": ("; ".join(str(d) for d in result.redone.damage)
                                                if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s

@@ -1,0 +1,188 @@
+"""Definitions an edit lost, and a partial rewrite's reply put back in its file.
+
+Asked to edit one function of a file, a small model's rewrite is often that function alone, or
+the file from that function on: on the dev split's edit-kinds rows the default model's whole-file
+rewrites left out the functions above the one it fixed (a 177-line file written as 149 lines),
+the function after the one it removed, a whole function when asked to replace a docstring, or
+every function but the one it was asked to add. Each result parsed, used no name it lost, and
+was written as a success.
+
+* :func:`lost_definitions`: the definitions of a file (functions, methods, classes, top-level
+  variables: :func:`~copygram.language.definitions.definitions`) that an edit's result no
+  longer defines, where the instruction names a definition of the file or asks to add
+  something, does not name them (a removal or a rename names what it takes away), they do not
+  lie inside a definition it names (an edit may restructure that one's insides), and the
+  instruction has no word of restructuring ("Clean up f", "Merge the helpers": those may take
+  what they do not name).
+* :func:`put_back`: a result with the lost top-level definitions put back, each as the file had
+  it, after the definition that preceded it in the file (or before the one that followed it),
+  and a reply of new definitions alone after the file's last one: the reply read as the new
+  text of the definitions it holds, the rest of the file kept.
+
+Cost: one parse of each text per call (milliseconds); :func:`put_back` parses once per
+definition it puts back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from copygram.language.asks import asks_to_add
+from copygram.language.definitions import definitions, outermost
+from copygram.language.lines import split_lines
+from copygram.language.types import PROSE
+
+_WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+# Instructions that may take away definitions they do not name: cleaning up, restructuring,
+# merging or moving code ("cleanup of auth __eq__" took four more definitions with it).
+_RESTRUCTURE = re.compile(
+    r"\b(?:clean|tidy|refactor|restructur|reorgani[sz]|merg|combin|consolidat|dedup|de-dup|"
+    r"mov|split|inlin|unused|dead|extract)", re.IGNORECASE)
+# "Fix the bug(s)": a plural's "(s)" names no definition "s".
+_PLURAL = re.compile(r"\(s\)")
+
+Spans = Mapping[str, tuple[tuple[int, int], ...]]
+
+
+def lost_definitions(before: str, after: str, instruction: str,
+                     language: str | None) -> tuple[str, ...]:
+    """The names of ``before``'s definitions that ``after`` no longer defines and
+    ``instruction`` does not account for (module doc), in the order ``before`` defines them;
+    ``()`` for prose, a language without a parser here, or a ``before`` that does not parse."""
+    if language is None or language == PROSE:
+        return ()
+    old = definitions(before, language)
+    if not old:
+        return ()
+    words = set(_WORD.findall(_PLURAL.sub("", instruction)))
+    named = words & set(old)
+    # An instruction that names nothing of the file and adds nothing says nothing of what may
+    # go ("Fix the bug(s) in this solution": a fix may drop a helper).
+    if not (named or asks_to_add(instruction)) or _RESTRUCTURE.search(instruction):
+        return ()
+    new = definitions(after, language)
+    inside = [span for name in named for span in old[name]]
+    lost = [name for name, spans in old.items()
+            if name not in new and name not in words
+            and not all(_within(span, inside) for span in spans)]
+    # A method of a lost class goes with it: the class names the loss.
+    outer = [span for name in lost for span in old[name]]
+    lost = [name for name in lost if not all(_within(span, outer) for span in old[name])]
+    return tuple(sorted(lost, key=lambda name: old[name][0]))
+
+
+def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str | None:
+    """``after`` with each of ``lost`` (names from :func:`lost_definitions`) written back as
+    ``before`` has it, with the blank lines above it, after the nearest definition before it
+    that ``after`` holds (or with the blank lines below it, before the nearest one after it),
+    and the document's head (imports, a module docstring) and tail (a ``__main__`` block) where
+    the reply has nothing above its first or below its last definition. A reply that holds
+    only new definitions (asked to add a function, the model wrote that function alone) is put
+    after the document's last definition, the document kept whole. ``None`` where one of them
+    is not a top-level definition (a method of a class the reply kept: no place to tell) or
+    the reply holds no definition to place them by."""
+    old = definitions(before, language)
+    tops = outermost(old)
+    by_span = {span: name for name, spans in old.items() for span in spans if span in tops}
+    order = [by_span[span] for span in tops]
+    lost_spans = [span for name in lost for span in old[name] if span in tops]
+    if any(not any(span in tops or _within(span, lost_spans) for span in old[name])
+           for name in lost):
+        return None
+    lines = split_lines(before)
+    new = definitions(after, language)
+    if new and not set(new) & set(old):  # only new definitions: after the document's last
+        end, first = tops[-1][1], _block_start(lines, tops[-1][0], 0)
+        blank = first - 1  # the blank lines above the last definition: the file's spacing
+        while blank > 1 and not lines[blank - 2].strip():
+            blank -= 1
+        gap = lines[blank - 1:first - 1] or ["\n"]
+        reply = split_lines(after)
+        first = _block_start(reply, outermost(new)[0][0], 0)
+        return "".join([*_ended(lines[:end]), *gap, *_ended(reply[first - 1:]), *lines[end:]])
+    text = after
+    for name in [name for name in order if name in lost]:
+        index = order.index(name)
+        current = definitions(text, language)
+        out = split_lines(text)
+        start, end = _top_span(old, name, tops)
+        # The whole of its comment above it (a C block comment's inner lines are not marked).
+        start = _block_start(lines, start, _end_before(tops, start))
+        previous = [n for n in reversed(order[:index]) if n in current]
+        following = [n for n in order[index + 1:] if n in current]
+        if previous:  # the blank lines above it, then it, after the definition before it
+            first = start
+            while first > 1 and not lines[first - 2].strip():
+                first -= 1
+            piece = lines[first - 1:end]
+            at = max(span[1] for span in current[previous[0]])
+        elif following:  # it, then the blank lines below it, before the definition after it
+            last = end
+            while last < len(lines) and not lines[last].strip():
+                last += 1
+            piece = lines[start - 1:last]
+            now = outermost(current)
+            first_line = min(span[0] for span in current[following[0]])
+            at = _block_start(out, first_line, _end_before(now, first_line)) - 1
+        else:
+            return None
+        piece = _ended(piece)
+        if at > 0 and not out[at - 1].endswith(("\n", "\r")):
+            out[at - 1] += "\n"
+        text = "".join([*out[:at], *piece, *out[at:]])
+    return _headed(lines, tops, text, language)
+
+
+def _headed(lines: Sequence[str], tops: Sequence[tuple[int, int]], text: str,
+            language: str) -> str:
+    """``text`` with the document's head (its lines above its first definition: imports, a
+    module docstring) put first where ``text`` has nothing above its own first definition, and
+    its tail (the lines below its last definition: a ``__main__`` block) put last where
+    ``text`` has nothing below its own last one."""
+    out = split_lines(text)
+    now = outermost(definitions(text, language))
+    if not now:
+        return text
+    head = lines[:_block_start(lines, tops[0][0], 0) - 1]
+    top = _block_start(out, now[0][0], 0) - 1
+    if "".join(head).strip() and not "".join(out[:top]).strip():
+        out = [*_ended(list(head)), *out[top:]]
+        now = outermost(definitions("".join(out), language))
+    tail = lines[tops[-1][1]:]
+    if "".join(tail).strip() and not "".join(out[now[-1][1]:]).strip():
+        out = [*_ended(out[:now[-1][1]]), *tail]
+    return "".join(out)
+
+
+def _end_before(tops: Sequence[tuple[int, int]], line: int) -> int:
+    """The last line of the last of ``tops`` that ends before ``line`` (0: none)."""
+    return max((end for _, end in tops if end < line), default=0)
+
+
+def _block_start(lines: Sequence[str], start: int, floor: int) -> int:
+    """``start`` moved up over the lines right above it that are not blank, down to ``floor``
+    (exclusive): the top of a definition's comment block."""
+    while start - 1 > floor and lines[start - 2].strip():
+        start -= 1
+    return start
+
+
+def _top_span(old: Spans, name: str, tops: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """The first top-level span of ``name`` in ``old``."""
+    return next(span for span in old[name] if span in tops)
+
+
+def _within(span: tuple[int, int], outer: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``span`` lies inside one of ``outer`` (and is not one of them)."""
+    return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in outer)
+
+
+def _ended(piece: list[str]) -> list[str]:
+    """``piece`` with a line ending on its last line (the file's last line may have none)."""
+    if piece and not piece[-1].endswith(("\n", "\r")):
+        piece = [*piece[:-1], piece[-1] + "\n"]
+    return piece
+
+
+__all__ = ["lost_definitions", "put_back"]
