@@ -164,3 +164,15 @@ def test_a_reply_of_the_added_function_alone_goes_after_the_last_definition() ->
     assert lost == ("first", "second", "Third", "LIMIT")
     assert put_back(main, added, lost, "python") == main.replace(
         "LIMIT = 10\n", "LIMIT = 10\n\n\n" + added)
+
+
+def test_a_method_named_as_a_function_is_no_place_to_put_one_after() -> None:
+    before = ("def run(x):\n    return x\n\n\ndef helper(x):\n    return 2 * x\n\n\n"
+              "class Job:\n    def run(self):\n        return 1\n")
+    # The reply kept the class (with its method run) and dropped the function run's
+    # neighbour helper: it goes back after the top-level run, not into the class.
+    reply = ("def run(x):\n    return x + 1\n\n\nclass Job:\n    def run(self):\n"
+             "        return 1\n")
+    lost = lost_definitions(before, reply, "Fix run.", "python")
+    assert lost == ("helper",)
+    assert put_back(before, reply, lost, "python") == before.replace("return x\n", "return x + 1\n", 1)

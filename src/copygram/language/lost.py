@@ -105,25 +105,28 @@ def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str
     for name in [name for name in order if name in lost]:
         index = order.index(name)
         current = definitions(text, language)
+        now = outermost(current)
+        # Where each name is a top-level definition of the text so far (a method of the same
+        # name inside a class is no place to put a function after).
+        placed = {n: [span for span in spans if span in now] for n, spans in current.items()}
         out = split_lines(text)
         start, end = _top_span(old, name, tops)
         # The whole of its comment above it (a C block comment's inner lines are not marked).
         start = _block_start(lines, start, _end_before(tops, start))
-        previous = [n for n in reversed(order[:index]) if n in current]
-        following = [n for n in order[index + 1:] if n in current]
+        previous = [n for n in reversed(order[:index]) if placed.get(n)]
+        following = [n for n in order[index + 1:] if placed.get(n)]
         if previous:  # the blank lines above it, then it, after the definition before it
             first = start
             while first > 1 and not lines[first - 2].strip():
                 first -= 1
             piece = lines[first - 1:end]
-            at = max(span[1] for span in current[previous[0]])
+            at = max(span[1] for span in placed[previous[0]])
         elif following:  # it, then the blank lines below it, before the definition after it
             last = end
             while last < len(lines) and not lines[last].strip():
                 last += 1
             piece = lines[start - 1:last]
-            now = outermost(current)
-            first_line = min(span[0] for span in current[following[0]])
+            first_line = min(span[0] for span in placed[following[0]])
             at = _block_start(out, first_line, _end_before(now, first_line)) - 1
         else:
             return None
