@@ -94,10 +94,8 @@ def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str
     new = definitions(after, language)
     if new and not set(new) & set(old):  # only new definitions: after the document's last
         end, first = tops[-1][1], _block_start(lines, tops[-1][0], 0)
-        blank = first - 1  # the blank lines above the last definition: the file's spacing
-        while blank > 1 and not lines[blank - 2].strip():
-            blank -= 1
-        gap = lines[blank - 1:first - 1] or ["\n"]
+        # The blank lines above the last definition: the file's spacing.
+        gap = lines[_blanks_above(lines, first) - 1:first - 1] or ["\n"]
         reply = split_lines(after)
         first = _block_start(reply, outermost(new)[0][0], 0)
         return "".join([*_ended(lines[:end]), *gap, *_ended(reply[first - 1:]), *lines[end:]])
@@ -116,10 +114,7 @@ def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str
         previous = [n for n in reversed(order[:index]) if placed.get(n)]
         following = [n for n in order[index + 1:] if placed.get(n)]
         if previous:  # the blank lines above it, then it, after the definition before it
-            first = start
-            while first > 1 and not lines[first - 2].strip():
-                first -= 1
-            piece = lines[first - 1:end]
+            piece = lines[_blanks_above(lines, start) - 1:end]
             at = max(span[1] for span in placed[previous[0]])
         elif following:  # it, then the blank lines below it, before the definition after it
             last = end
@@ -156,6 +151,13 @@ def _headed(lines: Sequence[str], tops: Sequence[tuple[int, int]], text: str,
     if "".join(tail).strip() and not "".join(out[now[-1][1]:]).strip():
         out = [*_ended(out[:now[-1][1]]), *tail]
     return "".join(out)
+
+
+def _blanks_above(lines: Sequence[str], start: int) -> int:
+    """The first of the blank lines right above line ``start`` (``start`` where there are none)."""
+    while start > 1 and not lines[start - 2].strip():
+        start -= 1
+    return start
 
 
 def _end_before(tops: Sequence[tuple[int, int]], line: int) -> int:
