@@ -238,6 +238,9 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
     if not args.quiet and stats.restored_definitions:  # not the model's text: say so
         print(f"{name}the model's reply left out {stats.restored_definitions} definition(s) "
               "the instruction does not name; kept as the file had them", file=sys.stderr)
+    if not args.quiet and stats.restored_documentation:
+        print(f"{name}the model's edit dropped {stats.restored_documentation} documentation "
+              "block(s) of definitions it kept; kept as the file had them", file=sys.stderr)
     if not args.quiet and result.mode == "rewrite":
         print(
             f"{name}rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "

@@ -250,3 +250,34 @@ def test_auto_refuses_a_rewrite_that_certainly_missed() -> None:
     assert auto.edit(STATS, talk).text == mean_fixed
     # Rewrite mode's own reply is plain greedy's: not read for misses.
     assert session("", reworded, mode="rewrite").edit(STATS, instruction).text == reworded
+
+
+MEDIAN_DOC = MEDIAN[MEDIAN.index('    """'):MEDIAN.index("    ordered")]
+
+
+def test_a_program_that_dropped_the_docstring_of_what_it_fixed_gets_it_back() -> None:
+    # The head block wrote median again without its docstring: the fix is kept, the docstring
+    # put back where it was, and nothing is redone.
+    program = BLOCK_OPEN + "def median(values):\n" + DIVIDER \
+        + MEDIAN_FIXED.replace(MEDIAN_DOC, "") + BLOCK_CLOSE
+    result = session(program, "unused").edit(STATS, "Fix median.")
+    assert result.text == FIXED
+    assert result.redone is None and result.damage == ()
+    assert result.stats.restored_documentation == 1
+
+
+def test_auto_s_rewrite_gets_dropped_documentation_back_and_rewrite_mode_refuses_it() -> None:
+    instruction = "Add a function halve(x) that returns x / 2 at the end of the file."
+    added = STATS.replace('\n\nif __name__', '\n\ndef halve(x):\n    return x / 2\n\n\nif __name__')
+    reply = added.replace(MEDIAN_DOC, "")
+    auto = session("unused", reply, mode="auto")
+    assert auto.mode_for(STATS, instruction) == "rewrite"
+    result = auto.edit(STATS, instruction)
+    assert result.text == added
+    assert result.stats.restored_documentation == 1
+    with pytest.raises(DamagedEditError, match="dropped the documentation of median") as caught:
+        session("", reply, mode="rewrite").edit(STATS, instruction)
+    assert [d.kind for d in caught.value.damage] == ["lost"]  # type: ignore[attr-defined]
+    # Asked for it, it is no loss.
+    asked = session("", reply, mode="rewrite").edit(STATS, "Drop median's docstring; " + instruction)
+    assert asked.text == reply

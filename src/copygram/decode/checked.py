@@ -41,6 +41,7 @@ from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, DamagedEditError, GenerationError, LengthError
 from copygram.language.damage import LANGUAGES, PROSE, Damage, find_damage, guess_language
 from copygram.language.lost import lost_definitions, put_back
+from copygram.language.lost_docs import LostDoc, lost_documentation, put_back_documentation
 from copygram.language.ops import Gen, Program
 from copygram.language.targets import find_misses
 
@@ -141,34 +142,53 @@ def missed(document: str, text: str, instruction: str, language: str | None, *,
 def _read(document: str, result: EditResult, language: str, instruction: str,
           chosen: bool) -> tuple[EditResult, tuple[Damage, ...]]:
     """``result``'s damage: its own verdict (a scoped rewrite that missed: decode.scoped), a
-    cut-short output, :func:`find_damage`'s, then definitions it lost; where ``chosen``, a
-    rewrite whose only damage is lost definitions comes back with them put back where that
-    leaves it sound (the result returned is then a new one)."""
+    cut-short output, :func:`find_damage`'s, then definitions and documentation it lost; where
+    ``chosen``, a result whose only damage is what it lost comes back with it put back where
+    that leaves it sound (the result returned is then a new one): a rewrite's definitions, any
+    edit's documentation."""
     damage = (result.damage + _cut_short(result)
               + find_damage(document, result.text, language=language))
     if damage or not instruction:
         return result, damage
     lost = lost_definitions(document, result.text, instruction, language)
-    if not lost:
+    docs = lost_documentation(document, result.text, instruction, language)
+    if not lost and not docs:
         return result, ()
-    if chosen and result.mode == "rewrite":
-        text = _restored(document, result.text, lost, language, instruction)
+    if chosen and (result.mode == "rewrite" or not lost):
+        text = _restored(document, result.text, lost, docs, language, instruction)
         if text is not None:
             result.stats.restored_definitions = len(lost)
+            result.stats.restored_documentation = len(docs)
             return dataclasses.replace(result, text=text, program=Program([Gen(text)])), ()
-    return result, (Damage("lost", f"the edit dropped {', '.join(lost)}, which the instruction "
-                           "does not name (the model's reply was part of the file); name "
-                           f"{'it' if len(lost) == 1 else 'them'} in the instruction to remove "
-                           f"{'it' if len(lost) == 1 else 'them'}"),)
+    found = []
+    if lost:
+        found.append(Damage("lost", f"the edit dropped {', '.join(lost)}, which the instruction "
+                            "does not name (the model's reply was part of the file); name "
+                            f"{'it' if len(lost) == 1 else 'them'} in the instruction to "
+                            f"remove {'it' if len(lost) == 1 else 'them'}"))
+    if docs:
+        found.append(Damage("lost", "the edit dropped the documentation of "
+                            f"{', '.join(sorted({doc.name for doc in docs}))} (lines "
+                            f"{', '.join(f'{doc.start}-{doc.end}' for doc in docs)}), which the "
+                            "instruction does not ask for; say so in the instruction to "
+                            "remove it"))
+    return result, tuple(found)
 
 
-def _restored(document: str, text: str, lost: tuple[str, ...], language: str,
-              instruction: str) -> str | None:
-    """``text`` with ``lost`` put back (:func:`~copygram.language.lost.put_back`), where that
+def _restored(document: str, text: str, lost: tuple[str, ...], docs: tuple[LostDoc, ...],
+              language: str, instruction: str) -> str | None:
+    """``text`` with ``lost`` definitions (:func:`~copygram.language.lost.put_back`) and
+    ``docs`` (:func:`~copygram.language.lost_docs.put_back_documentation`) put back, where that
     leaves no damage and nothing lost; ``None`` otherwise."""
-    restored = put_back(document, text, lost, language)
+    restored: str | None = put_back(document, text, lost, language) if lost else text
+    if restored is not None and lost:
+        # The definitions put back bring their own documentation; read again what is missing.
+        docs = lost_documentation(document, restored, instruction, language)
+    if restored is not None and docs:
+        restored = put_back_documentation(document, restored, docs, language)
     if (restored is None or find_damage(document, restored, language=language)
-            or lost_definitions(document, restored, instruction, language)):
+            or lost_definitions(document, restored, instruction, language)
+            or lost_documentation(document, restored, instruction, language)):
         return None
     return restored
 

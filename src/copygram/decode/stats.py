@@ -48,6 +48,9 @@ class RunStats:
     # A rewrite whose reply was part of the file: the definitions it left out, put back as the
     # document had them (copygram.decode.checked, copygram.language.lost).
     restored_definitions: int = 0
+    # An edit that dropped the documentation of definitions it kept (a comment block above one,
+    # a docstring): the blocks put back as the document had them (copygram.language.lost_docs).
+    restored_documentation: int = 0
     # A scoped rewrite (copygram.decode.scoped): the lines of the document its excerpt showed
     # (0: the whole file was the rewrite's document).
     scope_lines: int = 0

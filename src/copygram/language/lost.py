@@ -36,7 +36,7 @@ from copygram.language.types import PROSE
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 # Instructions that may take away definitions they do not name: cleaning up, restructuring,
 # merging or moving code ("cleanup of auth __eq__" took four more definitions with it).
-_RESTRUCTURE = re.compile(
+RESTRUCTURE = re.compile(
     r"\b(?:clean|tidy|refactor|restructur|reorgani[sz]|merg|combin|consolidat|dedup|de-dup|"
     r"mov|split|inlin|unused|dead|extract)", re.IGNORECASE)
 # "Fix the bug(s)": a plural's "(s)" names no definition "s".
@@ -59,7 +59,7 @@ def lost_definitions(before: str, after: str, instruction: str,
     named = words & set(old)
     # An instruction that names nothing of the file and adds nothing says nothing of what may
     # go ("Fix the bug(s) in this solution": a fix may drop a helper).
-    if not (named or asks_to_add(instruction)) or _RESTRUCTURE.search(instruction):
+    if not (named or asks_to_add(instruction)) or RESTRUCTURE.search(instruction):
         return ()
     new = definitions(after, language)
     inside = [span for name in named for span in old[name]]
@@ -190,4 +190,4 @@ def _ended(piece: list[str]) -> list[str]:
     return piece
 
 
-__all__ = ["lost_definitions", "put_back"]
+__all__ = ["RESTRUCTURE", "lost_definitions", "put_back"]

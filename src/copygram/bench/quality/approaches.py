@@ -257,6 +257,8 @@ def program_approach(session: EditSession) -> Approach:
                              "doc_renames": result.stats.doc_renames,
                              # A partial reply's dropped definitions put back (decode.checked).
                              "restored_definitions": result.stats.restored_definitions,
+                             # Dropped documentation blocks put back (language.lost_docs).
+                             "restored_documentation": result.stats.restored_documentation,
                              "redone_damage": ("; ".join(str(d) for d in result.redone.damage)
                                                if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s
