@@ -122,6 +122,58 @@ def test_a_lost_method_of_a_kept_class_has_no_place_to_tell() -> None:
     assert put_back(PY, "print(1)\n", ("first", "second", "Third", "LIMIT"), "python") is None
 
 
+CLASS = """class Account:
+    \"\"\"A balance.\"\"\"
+
+    def __init__(self, balance):
+        self.balance = balance
+
+    # Money in.
+    def deposit(self, amount):
+        self.balance += amount
+
+    def withdraw(self, amount):
+        self.balance -= amount
+
+
+def open_account():
+    return Account(0)
+"""
+
+
+@pytest.mark.parametrize("method", ["__init__", "deposit", "withdraw"])
+def test_a_lost_method_of_a_kept_class_goes_back_among_its_siblings(method: str) -> None:
+    # Asked to fix one method, the rewrite wrote the class without another one.
+    fixed = CLASS.replace("self.balance -= amount", "self.balance -= abs(amount)")
+    lines = fixed.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if f"def {method}(" in line)
+    commented = lines[start - 1].strip().startswith("#")
+    start -= commented
+    reply = "".join(lines[:start] + lines[start + 3 + commented:])  # its comment, it, a blank
+    instruction = "Fix withdraw." if method != "withdraw" else "Fix the class Account."
+    lost = lost_definitions(CLASS, reply, instruction, "python")
+    if method == "withdraw":  # inside the class the instruction names: its edit's to make
+        assert lost == ()
+        return
+    assert lost == (method,)
+    restored = put_back(CLASS, reply, lost, "python")
+    assert restored == fixed
+    # A class written again at another indentation gives no place to tell.
+    assert put_back(CLASS, reply.replace("    ", "  "), lost, "python") is None
+
+
+def test_a_lost_java_method_goes_back_in_its_class() -> None:
+    pytest.importorskip("tree_sitter")
+    before = ("class Solution {\n    public int a() {\n        return 1;\n    }\n\n"
+              "    /** The b. */\n    public int b() {\n        return 2;\n    }\n\n"
+              "    public int c() {\n        return 3;\n    }\n}\n")
+    reply = ("class Solution {\n    public int a() {\n        return 1;\n    }\n\n"
+             "    public int c() {\n        return 4;\n    }\n}\n")
+    lost = lost_definitions(before, reply, "Fix c.", "java")
+    assert lost == ("b",)
+    assert put_back(before, reply, lost, "java") == before.replace("return 3", "return 4")
+
+
 NAMES = st.lists(st.text(string.ascii_lowercase, min_size=3, max_size=8)
                  .filter(lambda name: not keyword.iskeyword(name)), min_size=2, max_size=7,
                  unique=True)

@@ -17,7 +17,9 @@ was written as a success.
 * :func:`put_back`: a result with the lost top-level definitions put back, each as the file had
   it, after the definition that preceded it in the file (or before the one that followed it),
   and a reply of new definitions alone after the file's last one: the reply read as the new
-  text of the definitions it holds, the rest of the file kept.
+  text of the definitions it holds, the rest of the file kept. A lost method of a class the
+  reply kept goes back after the method that preceded it in that class (or before the one that
+  followed it), where the class is written at the indentation it had.
 
 Cost: one parse of each text per call (milliseconds); :func:`put_back` parses once per
 definition it puts back.
@@ -79,17 +81,15 @@ def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str
     and the document's head (imports, a module docstring) and tail (a ``__main__`` block) where
     the reply has nothing above its first or below its last definition. A reply that holds
     only new definitions (asked to add a function, the model wrote that function alone) is put
-    after the document's last definition, the document kept whole. ``None`` where one of them
-    is not a top-level definition (a method of a class the reply kept: no place to tell) or
-    the reply holds no definition to place them by."""
+    after the document's last definition, the document kept whole. A lost method of a class
+    the reply kept goes back among its siblings (:func:`_member_back`). ``None`` where the
+    reply holds no definition to place one by."""
     old = definitions(before, language)
     tops = outermost(old)
     by_span = {span: name for name, spans in old.items() for span in spans if span in tops}
     order = [by_span[span] for span in tops]
-    lost_spans = [span for name in lost for span in old[name] if span in tops]
-    if any(not any(span in tops or _within(span, lost_spans) for span in old[name])
-           for name in lost):
-        return None
+    members = [name for name in lost if not any(span in tops for span in old[name])]
+    lost = [name for name in lost if name not in members]
     lines = split_lines(before)
     new = definitions(after, language)
     if new and not set(new) & set(old):  # only new definitions: after the document's last
@@ -129,7 +129,74 @@ def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str
         if at > 0 and not out[at - 1].endswith(("\n", "\r")):
             out[at - 1] += "\n"
         text = "".join([*out[:at], *piece, *out[at:]])
+    for name in members:  # a method of a class the reply kept: back among its siblings
+        placed_text = _member_back(old, lines, text, name, language)
+        if placed_text is None:
+            return None
+        text = placed_text
     return _headed(lines, tops, text, language)
+
+
+def _member_back(old: Spans, lines: Sequence[str], text: str, name: str,
+                 language: str) -> str | None:
+    """``text`` with the member ``name`` of a definition (a method of a class) written back as
+    ``lines`` (the document) has it, after the member that preceded it in its class (or before
+    the one that followed it), where ``text`` holds that class once, that sibling inside it, at
+    the indentation the document had; ``None`` otherwise."""
+    if len(old[name]) != 1:
+        return None
+    span = old[name][0]
+    parents = [(n, p) for n, spans in old.items() for p in spans
+               if p != span and p[0] <= span[0] and span[1] <= p[1]]
+    if not parents:
+        return None
+    parent_name, parent = min(parents, key=lambda item: item[1][1] - item[1][0])
+    current = definitions(text, language)
+    if len(old[parent_name]) != 1 or len(current.get(parent_name, ())) != 1:
+        return None
+    new_parent = current[parent_name][0]
+    inside = {n: p for n, spans in old.items() for p in spans
+              if p != parent and parent[0] <= p[0] and p[1] <= parent[1]}
+    siblings = sorted((p, n) for n, p in inside.items()
+                      if not any(_within(p, [q]) for q in inside.values()))
+    index = [n for _, n in siblings].index(name) if name in inside else -1
+    if index < 0:
+        return None
+    out = split_lines(text)
+
+    def there(sibling: str) -> tuple[int, int] | None:
+        spans = [p for p in current.get(sibling, ())
+                 if new_parent[0] < p[0] and p[1] <= new_parent[1]]
+        return spans[0] if len(spans) == 1 else None
+
+    start, end = span
+    previous = [(p, n) for p, n in reversed(siblings[:index]) if there(n)]
+    following = [(p, n) for p, n in siblings[index + 1:] if there(n)]
+    if not previous and not following:
+        return None
+    old_sibling, sibling = (previous or following)[0]
+    new_sibling = there(sibling)
+    # The class written at another indentation: no place to tell the method's.
+    if new_sibling is None or (_indent(lines[old_sibling[0] - 1])
+                               != _indent(out[new_sibling[0] - 1])):
+        return None
+    if previous:  # the blank lines above it, then it, after the member before it
+        start = _block_start(lines, start, old_sibling[1])
+        piece, at = lines[_blanks_above(lines, start) - 1:end], new_sibling[1]
+    else:  # it, then the blank lines below it, before the member after it
+        start = _block_start(lines, start, parent[0])
+        last = end
+        while last < len(lines) and not lines[last].strip():
+            last += 1
+        piece, at = lines[start - 1:last], _block_start(out, new_sibling[0], new_parent[0]) - 1
+    piece = _ended(list(piece))
+    if at > 0 and not out[at - 1].endswith(("\n", "\r")):
+        out[at - 1] += "\n"
+    return "".join([*out[:at], *piece, *out[at:]])
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
 
 
 def _headed(lines: Sequence[str], tops: Sequence[tuple[int, int]], text: str,
