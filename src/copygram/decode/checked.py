@@ -21,7 +21,9 @@ happens to a damaged one is the session's ``on_damage``:
   A result that dropped definitions the instruction does not account for (the model's reply
   was part of the file: :mod:`copygram.language.lost`) is damaged too, marked ``lost``; a
   rewrite the session chose gets them put back as the document has them instead, where that
-  leaves it sound, and is refused for a ``certain`` miss
+  leaves it sound; so is one that dropped the documentation of a definition it kept
+  (:mod:`copygram.language.lost_docs`), which any edit the session chose gets put back. A
+  rewrite the session chose is refused for a ``certain`` miss
   (:func:`~copygram.language.targets.find_misses`) where nothing is left to redo it.
 * ``"error"``: a :class:`~copygram.errors.DamagedEditError` with the damaged result.
 * ``"keep"``: the result as it is, ``EditResult.damage`` saying what is wrong (a caller that
@@ -155,10 +157,10 @@ def _read(document: str, result: EditResult, language: str, instruction: str,
     if not lost and not docs:
         return result, ()
     if chosen and (result.mode == "rewrite" or not lost):
-        text = _restored(document, result.text, lost, docs, language, instruction)
-        if text is not None:
+        restored = _restored(document, result.text, lost, docs, language, instruction)
+        if restored is not None:
+            text, result.stats.restored_documentation = restored
             result.stats.restored_definitions = len(lost)
-            result.stats.restored_documentation = len(docs)
             return dataclasses.replace(result, text=text, program=Program([Gen(text)])), ()
     found = []
     if lost:
@@ -176,10 +178,11 @@ def _read(document: str, result: EditResult, language: str, instruction: str,
 
 
 def _restored(document: str, text: str, lost: tuple[str, ...], docs: tuple[LostDoc, ...],
-              language: str, instruction: str) -> str | None:
+              language: str, instruction: str) -> tuple[str, int] | None:
     """``text`` with ``lost`` definitions (:func:`~copygram.language.lost.put_back`) and
     ``docs`` (:func:`~copygram.language.lost_docs.put_back_documentation`) put back, where that
-    leaves no damage and nothing lost; ``None`` otherwise."""
+    leaves no damage and nothing lost, and how many documentation blocks that put back;
+    ``None`` otherwise."""
     restored: str | None = put_back(document, text, lost, language) if lost else text
     if restored is not None and lost:
         # The definitions put back bring their own documentation; read again what is missing.
@@ -190,7 +193,7 @@ def _restored(document: str, text: str, lost: tuple[str, ...], docs: tuple[LostD
             or lost_definitions(document, restored, instruction, language)
             or lost_documentation(document, restored, instruction, language)):
         return None
-    return restored
+    return restored, len(docs)
 
 
 def _cut_short(result: EditResult) -> tuple[Damage, ...]:
