@@ -15,6 +15,7 @@ from copygram.bench.quality import (
     data_path,
     parse_approaches,
 )
+from copygram.bench.quality.command import rows_sink
 from copygram.errors import ConfigError
 from copygram.language.oracle import oracle
 from copygram.session import EditSession
@@ -117,3 +118,19 @@ def test_a_tested_set_without_its_toolchain_is_refused_before_the_model_loads(
     with pytest.raises(ConfigError, match=r"humanevalfix_docs_cpp: g\+\+ is not installed.*"
                                           r"apt-get install g\+\+.*leave .* out of --datasets"):
         quality.run(args)
+
+
+def test_a_rows_file_another_run_is_writing_is_refused(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("an earlier run's line\n")
+    with rows_sink(rows) as first:
+        assert rows.read_text() == ""  # emptied for this run
+        first.write('{"row": 1}\n')
+        first.flush()
+        with pytest.raises(ConfigError, match="another run is writing it"):
+            rows_sink(rows)
+        first.write('{"row": 2}\n')
+    # The refused run neither emptied the file nor wrote into it.
+    assert rows.read_text() == '{"row": 1}\n{"row": 2}\n'
+    with rows_sink(rows):  # free again once the first run closed it
+        pass

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import fcntl
 import json
 import sys
 import time
@@ -163,6 +164,22 @@ def _progress(elapsed: float, row: EditRow, results: Sequence[RowQuality]) -> No
         if quality.error:
             print(f"          {quality.approach}: {quality.error[:300]}", file=sys.stderr,
                   flush=True)
+
+
+def rows_sink(path: Path) -> TextIO:
+    """``path`` emptied and opened for a run's rows, held under an exclusive lock until it is
+    closed: a second run given the same file is refused (a :class:`ConfigError`) rather than
+    writing its lines into this one's (two runs that shared a rows file left lines cut in the
+    middle by the other's, and shared the cores too)."""
+    sink = path.open("a", encoding="utf-8")
+    try:
+        fcntl.flock(sink.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sink.close()
+        raise ConfigError(f"--rows {path}: another run is writing it; wait for that run or "
+                          "give this one another file") from None
+    sink.truncate(0)
+    return sink
 
 
 def run_rows(rows: Sequence[EditRow], runners: Mapping[str, Approach], *,
@@ -328,8 +345,7 @@ def run(args: argparse.Namespace) -> int:
                **{n: r for n, r in runners.items() if n not in approaches}}
     every_row = [row for dataset_rows in rows.values() for row in dataset_rows]
     with contextlib.ExitStack() as stack:
-        sink = stack.enter_context(Path(args.rows).open("w", encoding="utf-8")) if args.rows \
-            else None
+        sink = stack.enter_context(rows_sink(Path(args.rows))) if args.rows else None
         results = run_rows(every_row, runners, timeout_s=args.test_timeout, sink=sink,
                            primers=primers, repeats=args.repeats)
     pooled = pool(results)
