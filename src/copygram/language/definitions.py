@@ -35,9 +35,7 @@ def code_only(text: str, language: str | None) -> str | tuple[tuple[str, bytes],
             return None
         for node in ast.walk(module):
             body = getattr(node, "body", None)
-            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                    and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
+            if isinstance(body, list) and body and is_docstring(body[0]):
                 del body[0]
         return ast.dump(module)
     if language not in ("javascript", "typescript") and language not in _OTHER_DEFINITIONS:
@@ -55,6 +53,13 @@ def code_only(text: str, language: str | None) -> str | tuple[tuple[str, bytes],
             leaves.append((node.type, node.text or b""))
         stack.extend(reversed(node.children))
     return tuple(leaves)
+
+
+def is_docstring(statement: ast.AST) -> bool:
+    """Whether ``statement`` (the first of a module's, class's or function's body) is its
+    docstring: an expression that is a string constant."""
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
 
 
 @functools.lru_cache(maxsize=4)
@@ -238,4 +243,4 @@ def code_lines(lines: Sequence[str]) -> list[str]:
     return out
 
 
-__all__ = ["callers", "code_lines", "code_only", "definitions", "outermost", "using"]
+__all__ = ["callers", "code_lines", "code_only", "definitions", "is_docstring", "outermost", "using"]

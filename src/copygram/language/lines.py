@@ -8,7 +8,7 @@ break on form feeds, vertical tabs or Unicode separators, since a model and a di
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
@@ -24,6 +24,24 @@ def count_lines(document: str) -> int:
         return 0
     terminators = document.count("\n") + document.count("\r") - document.count("\r\n")
     return terminators + (0 if document[-1] in "\r\n" else 1)
+
+
+def ended(lines: Sequence[str]) -> list[str]:
+    """``lines`` with a line ending on the last one (a document's last line may have none)."""
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        return [*lines[:-1], lines[-1] + "\n"]
+    return list(lines)
+
+
+def inserted(lines: Sequence[str], at: int, piece: Sequence[str]) -> str:
+    """The text of ``lines`` with ``piece`` put after the first ``at`` of them, the line before
+    it and its own last line given an ending where they have none."""
+    return "".join([*ended(lines[:at]), *ended(piece), *lines[at:]])
+
+
+def leading_space(line: str) -> str:
+    """``line``'s indentation: its whitespace before the first other character."""
+    return line[:len(line) - len(line.lstrip())]
 
 
 def merge_spans(spans: Iterable[tuple[int, int]], gap: int = 0) -> tuple[tuple[int, int], ...]:

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 
 from copygram.language.asks import asks_to_add
 from copygram.language.definitions import definitions, outermost
-from copygram.language.lines import split_lines
+from copygram.language.lines import ended, inserted, leading_space, split_lines
 from copygram.language.types import PROSE
 
 _WORD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -98,7 +98,7 @@ def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str
         gap = lines[_blanks_above(lines, first) - 1:first - 1] or ["\n"]
         reply = split_lines(after)
         first = _block_start(reply, outermost(new)[0][0], 0)
-        return "".join([*_ended(lines[:end]), *gap, *_ended(reply[first - 1:]), *lines[end:]])
+        return "".join([*ended(lines[:end]), *gap, *ended(reply[first - 1:]), *lines[end:]])
     text = after
     for name in [name for name in order if name in lost]:
         index = order.index(name)
@@ -117,18 +117,12 @@ def put_back(before: str, after: str, lost: Sequence[str], language: str) -> str
             piece = lines[_blanks_above(lines, start) - 1:end]
             at = max(span[1] for span in placed[previous[0]])
         elif following:  # it, then the blank lines below it, before the definition after it
-            last = end
-            while last < len(lines) and not lines[last].strip():
-                last += 1
-            piece = lines[start - 1:last]
+            piece = lines[start - 1:_blanks_below(lines, end)]
             first_line = min(span[0] for span in placed[following[0]])
             at = _block_start(out, first_line, _end_before(now, first_line)) - 1
         else:
             return None
-        piece = _ended(piece)
-        if at > 0 and not out[at - 1].endswith(("\n", "\r")):
-            out[at - 1] += "\n"
-        text = "".join([*out[:at], *piece, *out[at:]])
+        text = inserted(out, at, piece)
     for name in members:  # a method of a class the reply kept: back among its siblings
         placed_text = _member_back(old, lines, text, name, language)
         if placed_text is None:
@@ -177,26 +171,17 @@ def _member_back(old: Spans, lines: Sequence[str], text: str, name: str,
     old_sibling, sibling = (previous or following)[0]
     new_sibling = there(sibling)
     # The class written at another indentation: no place to tell the method's.
-    if new_sibling is None or (_indent(lines[old_sibling[0] - 1])
-                               != _indent(out[new_sibling[0] - 1])):
+    if new_sibling is None or (leading_space(lines[old_sibling[0] - 1])
+                               != leading_space(out[new_sibling[0] - 1])):
         return None
     if previous:  # the blank lines above it, then it, after the member before it
         start = _block_start(lines, start, old_sibling[1])
         piece, at = lines[_blanks_above(lines, start) - 1:end], new_sibling[1]
     else:  # it, then the blank lines below it, before the member after it
         start = _block_start(lines, start, parent[0])
-        last = end
-        while last < len(lines) and not lines[last].strip():
-            last += 1
-        piece, at = lines[start - 1:last], _block_start(out, new_sibling[0], new_parent[0]) - 1
-    piece = _ended(list(piece))
-    if at > 0 and not out[at - 1].endswith(("\n", "\r")):
-        out[at - 1] += "\n"
-    return "".join([*out[:at], *piece, *out[at:]])
-
-
-def _indent(line: str) -> str:
-    return line[:len(line) - len(line.lstrip())]
+        piece = lines[start - 1:_blanks_below(lines, end)]
+        at = _block_start(out, new_sibling[0], new_parent[0]) - 1
+    return inserted(out, at, piece)
 
 
 def _headed(lines: Sequence[str], tops: Sequence[tuple[int, int]], text: str,
@@ -212,11 +197,11 @@ def _headed(lines: Sequence[str], tops: Sequence[tuple[int, int]], text: str,
     head = lines[:_block_start(lines, tops[0][0], 0) - 1]
     top = _block_start(out, now[0][0], 0) - 1
     if "".join(head).strip() and not "".join(out[:top]).strip():
-        out = [*_ended(list(head)), *out[top:]]
+        out = [*ended(list(head)), *out[top:]]
         now = outermost(definitions("".join(out), language))
     tail = lines[tops[-1][1]:]
     if "".join(tail).strip() and not "".join(out[now[-1][1]:]).strip():
-        out = [*_ended(out[:now[-1][1]]), *tail]
+        out = [*ended(out[:now[-1][1]]), *tail]
     return "".join(out)
 
 
@@ -225,6 +210,13 @@ def _blanks_above(lines: Sequence[str], start: int) -> int:
     while start > 1 and not lines[start - 2].strip():
         start -= 1
     return start
+
+
+def _blanks_below(lines: Sequence[str], end: int) -> int:
+    """The last of the blank lines right below line ``end`` (``end`` where there are none)."""
+    while end < len(lines) and not lines[end].strip():
+        end += 1
+    return end
 
 
 def _end_before(tops: Sequence[tuple[int, int]], line: int) -> int:
@@ -250,11 +242,6 @@ def _within(span: tuple[int, int], outer: Sequence[tuple[int, int]]) -> bool:
     return any(a <= span[0] and span[1] <= b and (a, b) != span for a, b in outer)
 
 
-def _ended(piece: list[str]) -> list[str]:
-    """``piece`` with a line ending on its last line (the file's last line may have none)."""
-    if piece and not piece[-1].endswith(("\n", "\r")):
-        piece = [*piece[:-1], piece[-1] + "\n"]
-    return piece
 
 
 __all__ = ["RESTRUCTURE", "lost_definitions", "put_back"]

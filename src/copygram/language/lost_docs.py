@@ -33,8 +33,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from copygram.language import parsers
-from copygram.language.definitions import definitions
-from copygram.language.lines import split_lines
+from copygram.language.definitions import definitions, is_docstring
+from copygram.language.lines import inserted, leading_space, split_lines
 from copygram.language.lost import RESTRUCTURE
 from copygram.language.types import PROSE
 
@@ -96,12 +96,7 @@ def put_back_documentation(before: str, after: str, lost: Sequence[LostDoc],
         piece = list(lines[doc.start - 1:doc.end])
         if doc.docstring:
             piece = _reindented(piece, indent)
-        if piece and not piece[-1].endswith(("\n", "\r")):
-            piece[-1] += "\n"
-        out = split_lines(text)
-        if line > 1 and not out[line - 2].endswith(("\n", "\r")):
-            out[line - 2] += "\n"
-        text = "".join([*out[:line - 1], *piece, *out[line - 1:]])
+        text = inserted(split_lines(text), line - 1, piece)
     return text
 
 
@@ -149,7 +144,7 @@ def _docstrings(text: str) -> Iterator[LostDoc]:
         k = seen.get(node.name, 0)
         seen[node.name] = k + 1
         first = node.body[0]
-        if _is_docstring(first):
+        if is_docstring(first):
             yield LostDoc(node.name, k, first.lineno, first.end_lineno or first.lineno,
                           docstring=True)
 
@@ -157,11 +152,6 @@ def _docstrings(text: str) -> Iterator[LostDoc]:
 def _defs(module: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
     return [node for node in ast.walk(module)
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
-
-
-def _is_docstring(statement: ast.stmt) -> bool:
-    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
-            and isinstance(statement.value.value, str))
 
 
 def _comment_blocks(text: str, language: str) -> list[tuple[int, int]]:
@@ -213,10 +203,10 @@ def _place(text: str, doc: LostDoc, language: str) -> tuple[int, str] | None:
             return None
         node = nodes[doc.occurrence]
         first = node.body[0]
-        if _is_docstring(first) or first.lineno == node.lineno:
+        if is_docstring(first) or first.lineno == node.lineno:
             return None
         line = split_lines(text)[first.lineno - 1]
-        return first.lineno, line[:len(line) - len(line.lstrip())]
+        return first.lineno, leading_space(line)
     spans = definitions(text, language).get(doc.name, ())
     if doc.occurrence >= len(spans):
         return None
@@ -224,12 +214,12 @@ def _place(text: str, doc: LostDoc, language: str) -> tuple[int, str] | None:
     line = split_lines(text)[start - 1]
     if line.lstrip().startswith(_COMMENT_START):
         return None  # a comment above it: the model's own
-    return start, line[:len(line) - len(line.lstrip())]
+    return start, leading_space(line)
 
 
 def _reindented(piece: list[str], indent: str) -> list[str]:
     """A docstring's lines moved from their own indentation to ``indent`` (its body's)."""
-    old = piece[0][:len(piece[0]) - len(piece[0].lstrip())]
+    old = leading_space(piece[0])
     if old == indent:
         return piece
     return [indent + line[len(old):] if line.startswith(old) else line for line in piece]

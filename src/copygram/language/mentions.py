@@ -29,6 +29,7 @@ import tokenize
 from collections.abc import Sequence
 
 from copygram.language import parsers
+from copygram.language.definitions import is_docstring
 from copygram.language.lines import split_lines
 
 
@@ -98,9 +99,7 @@ def _python_documentation(text: str) -> list[tuple[int, int]]:
     for node in ast.walk(module):
         body = getattr(node, "body", None)
         if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+                and isinstance(body, list) and body and is_docstring(body[0])):
             doc = body[0].value
             end_line = doc.end_lineno or doc.lineno
             end_column = doc.end_col_offset or 0
