@@ -771,3 +771,27 @@ def test_the_summary_says_when_a_partial_reply_was_put_back(
     assert path.read_text() == checked.STATS.replace(checked.MEDIAN, documented)
     assert "left out 3 definition(s) the instruction does not name; kept as the file had them" in (
         capsys.readouterr().err)
+
+
+def test_the_summary_says_when_lines_were_put_in_the_file_s_indentation(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A head block that wrote a tab-indented file's function in four spaces: the file keeps its
+    # tabs, and the summary says the model's lines were re-indented (not the model's text).
+    from copygram import EditSession
+    from copygram.language.indent_style import relaid_text
+    from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
+    from copygram.testing import PromptedBackend
+    from tests.decode import test_checked as checked
+
+    program = (BLOCK_OPEN + "def median(values):\n" + DIVIDER + checked.MEDIAN_FIXED
+               + BLOCK_CLOSE)
+    use_session(monkeypatch, lambda: EditSession(
+        PromptedBackend(checked.TABBED, replies=(("", program),)), mode="program",
+        focus_tokens=4096))
+    path = tmp_path / "stats.py"
+    path.write_text(checked.TABBED)
+    assert run_cli([str(path), "-i", "Fix median.", "--in-place"]) == 0
+    assert path.read_text() == relaid_text(checked.FIXED, "    ", "\t")
+    assert "line(s) in another indentation than the file's; written in the file's" in (
+        capsys.readouterr().err)

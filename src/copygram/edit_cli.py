@@ -241,6 +241,9 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
     if not args.quiet and stats.restored_documentation:
         print(f"{name}the model's edit dropped {stats.restored_documentation} documentation "
               "block(s) of definitions it kept; kept as the file had them", file=sys.stderr)
+    if not args.quiet and stats.restyled_lines:
+        print(f"{name}the model wrote {stats.restyled_lines} line(s) in another indentation "
+              "than the file's; written in the file's", file=sys.stderr)
     if not args.quiet and result.mode == "rewrite":
         print(
             f"{name}rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "

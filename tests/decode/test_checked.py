@@ -11,6 +11,7 @@ from copygram import EditSession
 from copygram.decode.events import DoneEvent, RedoEvent
 from copygram.decode.prompt import REWRITE_SYSTEM
 from copygram.errors import ConfigError, DamagedEditError, GenerationError, LengthError
+from copygram.language.indent_style import relaid_text
 from copygram.language.search_replace import BLOCK_CLOSE, BLOCK_OPEN, DIVIDER
 from copygram.testing import PromptedBackend
 
@@ -281,3 +282,27 @@ def test_auto_s_rewrite_gets_dropped_documentation_back_and_rewrite_mode_refuses
     # Asked for it, it is no loss.
     asked = session("", reply, mode="rewrite").edit(STATS, "Drop median's docstring; " + instruction)
     assert asked.text == reply
+
+
+TABBED = relaid_text(STATS, "    ", "\t")
+
+
+def test_a_function_written_back_in_four_spaces_keeps_the_file_s_tabs() -> None:
+    # What Qwen2.5-Coder-1.5B's head block did in a tab-indented file before the worked example
+    # was laid out in tabs too: the fixed function written back in four spaces.
+    program = BLOCK_OPEN + "def median(values):\n" + DIVIDER + MEDIAN_FIXED + BLOCK_CLOSE
+    backend = PromptedBackend(TABBED, replies=(("", program),))
+    result = EditSession(backend, mode="program", focus_tokens=4096).edit(TABBED, "Fix median.")
+    assert result.text == relaid_text(FIXED, "    ", "\t")
+    assert result.stats.restyled_lines == sum(1 for line in MEDIAN_FIXED.splitlines()
+                                              if line.startswith(" "))
+    assert result.redone is None and result.damage == ()
+    # Asked for that layout, it is what was asked for.
+    asked = EditSession(PromptedBackend(TABBED, replies=(("", program),)), mode="program",
+                        focus_tokens=4096).edit(TABBED, "Fix median and indent it by spaces.")
+    assert asked.stats.restyled_lines == 0 and "\n    ordered" in asked.text
+    # Explicit rewrite mode writes the model's rewrite as it was (plain greedy's output).
+    reply = TABBED.replace(relaid_text(MEDIAN, "    ", "\t"), MEDIAN_FIXED)
+    rewritten = EditSession(PromptedBackend(TABBED, replies=((REWRITE_SYSTEM, reply),)),
+                            mode="rewrite").edit(TABBED, "Fix median.")
+    assert rewritten.text == reply and rewritten.stats.restyled_lines == 0

@@ -85,3 +85,21 @@ def test_the_worked_example_can_be_left_out() -> None:
     assert [m["role"] for m in full] == ["system", "user", "assistant", "user"]
     assert [m["role"] for m in bare] == ["system", "user"]
     assert bare == [full[0], full[-1]]
+
+
+def test_the_head_blocks_example_is_laid_out_as_the_document_is_indented() -> None:
+    # Shown four spaces, Qwen2.5-Coder-1.5B wrote a tab- or two-space-indented Python file's
+    # function in four (copygram.language.indent_style): the example takes the file's unit
+    # where it indents by tabs or by fewer spaces, and is left as it is otherwise.
+    from copygram.decode.prompt import SearchReplacePromptBuilder
+
+    def example(document: str) -> str:
+        return SearchReplacePromptBuilder().messages(document, "Fix f.")[2]["content"]
+
+    python = "def f(x):\n    if x:\n        return 1\n    return 2\n"
+    assert "\n    return 2 * math.pi * radius" in example(python)
+    assert "\n\treturn 2 * math.pi * radius" in example(python.replace("    ", "\t"))
+    assert "\n  return 2 * math.pi * radius" in example(python.replace("    ", "  "))
+    braced = "function f(x) {\n    if (x) {\n        return 1;\n    }\n    return 2;\n}\n"
+    assert "\n  return 2 * PI * radius;" in example(braced)  # four spaces: no fewer than its two
+    assert "\n\treturn 2 * PI * radius;" in example(braced.replace("    ", "\t"))

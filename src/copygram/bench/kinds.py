@@ -34,6 +34,8 @@ While building, every code row's reference ``after`` must pass its program and i
 must fail it (run by
 :func:`copygram.bench.testrun.run_tests`); a row that does not hold is dropped and counted, and its
 slot drawn again. Rows are deterministic for a seed (each slot draws from its own seeded RNG).
+``--indent tab|2|4`` lays every code row out in that unit (the sources indent by four spaces,
+JavaScript and C++ by their own): files as people indent them, with the self-check run on them.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ from copygram.bench.kinds_edits import (
 )
 from copygram.bench.testrun import TEXT_CHECK_KEY, missing_toolchain
 from copygram.errors import ConfigError
-from copygram.language.lines import count_lines
+from copygram.language.indent_style import TAB, indent_unit, relaid_text
+from copygram.language.lines import count_lines, split_lines
 from copygram.language.passages import ORDINALS
 
 PROSE_KINDS: Mapping[str, str] = MappingProxyType(
@@ -180,6 +183,9 @@ def _prose_row(rows: Sequence[EditRow], size: str, rng: random.Random,
             "ids": [r.id for r in chosen], "targets": [target.id]}
 
 
+INDENTS = MappingProxyType({"tab": TAB, "2": "  ", "4": "    "})
+"""``--indent``'s choices: the units a builder may lay its code rows out in."""
+
 SLOW_SHARE = 3
 """The self-check drops a row whose tests, run on its ``after``, take more than a third of the
 timeout."""
@@ -207,9 +213,13 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
                langs: Sequence[str] = LANGUAGES, kinds: Sequence[str] = KINDS,
                sizes: Sequence[str] = tuple(SIZES), per_cell: int = 4, check: bool = True,
                timeout_s: float = 10.0, log: Callable[[str], None] = lambda _: None,
+               indent: str | None = None,
                ) -> tuple[dict[str, list[dict[str, object]]], Counter[str]]:
     """``({"kinds_<language>": rows}, dropped)`` from the source rows by dataset name (module
-    doc). ``dropped`` counts the self-check's drops as ``"<language>/<kind>: <reason>"``."""
+    doc). ``dropped`` counts the self-check's drops as ``"<language>/<kind>: <reason>"``.
+    ``indent``: every code row's before and after laid out in that unit (``"\\t"``, ``"  "``:
+    files as people indent them; :mod:`copygram.language.indent_style`), a row whose unit
+    cannot be read or whose lines would not come back as they were left out."""
     code = languages()
     out: dict[str, list[dict[str, object]]] = {}
     dropped: Counter[str] = Counter()
@@ -239,6 +249,10 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
                         lines = count_lines(str(built["before"]))
                         if not SIZES[size][0] <= lines <= SIZES[size][1]:
                             continue
+                        if indent is not None and lang is not None:
+                            built = _laid_out(built, indent)
+                            if built is None:
+                                continue
                         row = _finish(built, language, kind, size, slot, lines, seed, checking)
                         reason = verdict(row, kind, timeout_s) if checking else None
                         if reason:
@@ -249,6 +263,19 @@ def build_rows(sources: Mapping[str, Sequence[EditRow]], *, seed: int = 0,
                         break
         out[f"kinds_{language}"] = rows
     return out, dropped
+
+
+def _laid_out(built: dict[str, object], indent: str) -> dict[str, object] | None:
+    """``built`` with its before and after indented by ``indent`` (their own unit read from
+    the before), where each comes back as it was when laid out again in its own unit."""
+    before, after = str(built["before"]), str(built["after"])
+    own = indent_unit(split_lines(before))
+    if own is None:
+        return None
+    laid = [relaid_text(text, own, indent) for text in (before, after)]
+    if [relaid_text(text, indent, own) for text in laid] != [before, after]:
+        return None
+    return {**built, "before": laid[0], "after": laid[1]}
 
 
 def _finish(built: dict[str, object], language: str, kind: str, size: str, slot: int,
@@ -286,6 +313,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rows per kind, size and language (default 4)")
     parser.add_argument("--no-check", action="store_true",
                         help="skip running every row's tests on its after and before")
+    parser.add_argument("--indent", choices=sorted(INDENTS), default=None,
+                        help="lay every code row out in this indentation (tab, 2: two spaces, "
+                        "4: four spaces) instead of its source's")
     parser.add_argument("--test-timeout", type=float, default=10.0,
                         help="seconds one test run may take in the self-check (default 10)")
 
@@ -309,6 +339,7 @@ def run(args: argparse.Namespace) -> int:
         sources, seed=args.seed, langs=chosen, kinds=_names(args.kinds, KINDS, "--kinds"),
         sizes=_names(args.sizes, tuple(SIZES), "--sizes"), per_cell=args.per_cell,
         check=not args.no_check, timeout_s=args.test_timeout,
+        indent=INDENTS[args.indent] if args.indent else None,
         log=lambda line: print(line, file=sys.stderr))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

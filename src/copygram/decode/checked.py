@@ -25,6 +25,10 @@ happens to a damaged one is the session's ``on_damage``:
   (:mod:`copygram.language.lost_docs`), which any edit the session chose gets put back. A
   rewrite the session chose is refused for a ``certain`` miss
   (:func:`~copygram.language.targets.find_misses`) where nothing is left to redo it.
+  Before any of that, an edit the session chose has the lines it wrote in another indentation
+  unit than the document's (four spaces in a file indented with tabs) put in the document's
+  (:mod:`copygram.language.indent_style`), where that adds no damage and the instruction
+  says nothing of layout.
 * ``"error"``: a :class:`~copygram.errors.DamagedEditError` with the damaged result.
 * ``"keep"``: the result as it is, ``EditResult.damage`` saying what is wrong (a caller that
   writes files, such as ``copygram edit``, still refuses it without ``--force``).
@@ -42,6 +46,7 @@ from copygram.decode.events import DoneEvent, EditResult, Event, RedoEvent
 from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, DamagedEditError, GenerationError, LengthError
 from copygram.language.damage import LANGUAGES, PROSE, Damage, find_damage, guess_language
+from copygram.language.indent_style import asks_layout, restyled
 from copygram.language.lost import lost_definitions, put_back
 from copygram.language.lost_docs import LostDoc, lost_documentation, put_back_documentation
 from copygram.language.ops import Gen, Program
@@ -147,7 +152,11 @@ def _read(document: str, result: EditResult, language: str, instruction: str,
     cut-short output, :func:`find_damage`'s, then definitions and documentation it lost; where
     ``chosen``, a result whose only damage is what it lost comes back with it put back where
     that leaves it sound (the result returned is then a new one): a rewrite's definitions, any
-    edit's documentation."""
+    edit's documentation. Where ``chosen``, the lines the edit wrote in another indentation
+    unit than the document's are put in the document's first, where that adds no damage to the
+    edit and the instruction says nothing of layout."""
+    if chosen and language != PROSE and not asks_layout(instruction):
+        result = _restyled(document, result, language)
     damage = (result.damage + _cut_short(result)
               + find_damage(document, result.text, language=language))
     if damage or not instruction:
@@ -175,6 +184,19 @@ def _read(document: str, result: EditResult, language: str, instruction: str,
                             "instruction does not ask for; say so in the instruction to "
                             "remove it"))
     return result, tuple(found)
+
+
+def _restyled(document: str, result: EditResult, language: str) -> EditResult:
+    """``result`` with its lines in the document's indentation unit
+    (:func:`~copygram.language.indent_style.restyled`), where that leaves no damage
+    (``RunStats.restyled_lines``); ``result`` itself otherwise."""
+    text, moved = restyled(document, result.text)
+    # Read against the edit's own text: whitespace that breaks a parse the edit had is no
+    # restyle, even in a document that did not parse (a fix of an illegal indentation).
+    if not moved or find_damage(result.text, text, language=language):
+        return result
+    result.stats.restyled_lines = moved
+    return dataclasses.replace(result, text=text, program=Program([Gen(text)]))
 
 
 def _restored(document: str, text: str, lost: tuple[str, ...], docs: tuple[LostDoc, ...],

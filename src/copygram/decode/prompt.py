@@ -8,12 +8,14 @@ tag.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from copygram.config import LINE_VIEWS, PROMPT_ORDERS, SEARCH_SCOPES, check_choice
 from copygram.language.block_render import render as render_blocks
+from copygram.language.indent_style import TAB, indent_unit, relaid_text
 from copygram.language.lines import split_lines
 from copygram.language.ops import Copy, Gen, Program
 from copygram.language.resolve import resolve
@@ -185,6 +187,20 @@ class _Example:
 
 
 def _example(scope: str, document: str) -> _Example:
+    """The worked example for ``scope``, laid out as ``document`` is: its bodies closed by
+    brackets or not, and indented by tabs or by fewer spaces where ``document`` is (shown four
+    spaces, the model wrote a tab- or two-space-indented Python file's function in four:
+    copygram.language.indent_style)."""
+    example = _example_for(scope, document)
+    unit = indent_unit(split_lines(document))
+    own = indent_unit(split_lines(example.document))
+    if unit is None or own is None or unit == own or (unit != TAB and len(unit) > len(own)):
+        return example
+    return dataclasses.replace(example, document=relaid_text(example.document, own, unit),
+                               answer=relaid_text(example.answer, own, unit))
+
+
+def _example_for(scope: str, document: str) -> _Example:
     if scope == "head":
         braced = closes_with_brackets(split_lines(document))
         return _BRACED_HEAD_EXAMPLE if braced else _HEAD_EXAMPLE

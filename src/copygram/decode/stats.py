@@ -51,6 +51,9 @@ class RunStats:
     # An edit that dropped the documentation of definitions it kept (a comment block above one,
     # a docstring): the blocks put back as the document had them (copygram.language.lost_docs).
     restored_documentation: int = 0
+    # Lines the edit wrote in another indentation unit than the document's (four spaces in a
+    # file indented with tabs), put back in the document's (copygram.language.indent_style).
+    restyled_lines: int = 0
     # A scoped rewrite (copygram.decode.scoped): the lines of the document its excerpt showed
     # (0: the whole file was the rewrite's document).
     scope_lines: int = 0

@@ -259,6 +259,8 @@ def program_approach(session: EditSession) -> Approach:
                              "restored_definitions": result.stats.restored_definitions,
                              # Dropped documentation blocks put back (language.lost_docs).
                              "restored_documentation": result.stats.restored_documentation,
+                             # Lines put back in the file's indentation unit (indent_style).
+                             "restyled_lines": result.stats.restyled_lines,
                              "redone_damage": ("; ".join(str(d) for d in result.redone.damage)
                                                if result.redone is not None else ""),
                              "gen_s": result.stats.wall_s + (result.redone.stats.wall_s
