@@ -175,23 +175,23 @@ def restyled(document: str, text: str) -> tuple[str, int]:
     # Lines are paired by their text without indentation, so that a line written again at
     # another indentation still pairs with its own (and never with an equal line of another
     # depth, as a whole-line comparison would pair a "pass" at depth 2 with one at depth 1).
+    old, new = [_lead(line) for line in before], [_lead(line) for line in after]
     paired: dict[int, int] = {}
-    matcher = difflib.SequenceMatcher(None, [_lead(line)[1] for line in before],
-                                      [_lead(line)[1] for line in after], autojunk=False)
+    matcher = difflib.SequenceMatcher(None, [body for _, body in old],
+                                      [body for _, body in new], autojunk=False)
     for a, b, size in matcher.get_matching_blocks():
         paired.update((b + k, a + k) for k in range(size))
     lines = list(after)
     changed = 0
-    for run in _runs(before, after, paired):
-        pairs = [(_lead(before[paired[j]])[0], _lead(after[j])[0]) for j in run if j in paired]
-        context = next((_lead(after[k])[0] for k in range(run[0] - 1, -1, -1)
-                        if _lead(after[k])[1]), "")
+    for run in _runs(old, new, paired):
+        pairs = [(old[paired[j]][0], new[j][0]) for j in run if j in paired]
+        context = next((new[k][0] for k in range(run[0] - 1, -1, -1) if new[k][1]), "")
         written = _written_in([pair for pair in pairs if pair[0] != pair[1]],
                               [after[j] for j in run], unit, context)
         if written is None:
             continue
         for j in run:
-            lead, body = _lead(after[j])
+            lead, body = new[j]
             if not lead or not body or (unit == TAB and lead.startswith(TAB)):
                 continue
             moved = relaid(lead, written, unit)
@@ -201,19 +201,19 @@ def restyled(document: str, text: str) -> tuple[str, int]:
     return "".join(lines), changed
 
 
-def _runs(before: Sequence[str], after: Sequence[str],
+def _runs(old: Sequence[tuple[str, str]], new: Sequence[tuple[str, str]],
           paired: dict[int, int]) -> list[list[int]]:
-    """The runs of ``after``'s lines the edit wrote (lines that pair with no line of the
-    document or with one at another indentation) with the blank and margin lines among them,
-    split where a line is kept indented as the document has it."""
+    """The runs of the edit's lines (``new``: each ``(indentation, the rest)``, as ``old`` the
+    document's) that it wrote (lines that pair with no line of the document or with one at
+    another indentation) with the blank and margin lines among them, split where a line is
+    kept indented as the document has it."""
     runs: list[list[int]] = [[]]
-    for j, line in enumerate(after):
-        lead, body = _lead(line)
-        if j in paired and lead and body and _lead(before[paired[j]])[0] == lead:
+    for j, (lead, body) in enumerate(new):
+        if j in paired and lead and body and old[paired[j]][0] == lead:
             runs.append([])  # kept as it was: the edit's own unit is the document's here
         else:
             runs[-1].append(j)
-    return [run for run in runs if any(_lead(after[j])[0] and _lead(after[j])[1] for j in run)]
+    return [run for run in runs if any(new[j][0] and new[j][1] for j in run)]
 
 
 __all__ = ["TAB", "asks_layout", "indent_unit", "relaid", "relaid_text", "restyled"]
