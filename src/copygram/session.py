@@ -47,7 +47,7 @@ from copygram.decode.sampling import Sampling
 from copygram.decode.scoped import kept_text, scoped_redo, scoped_rewrite
 from copygram.decode.setup import EditSetup, draft_config, sampling
 from copygram.errors import ConfigError
-from copygram.language.damage import PROSE, guess_language
+from copygram.language.damage import PROSE, code_language, guess_language
 from copygram.language.reading import Reading, read_edit
 
 if TYPE_CHECKING:
@@ -144,8 +144,9 @@ class EditSession:
         duplicated; a program that never finished or missed what the instruction names) is
         redone in rewrite mode, or raises
         :class:`~copygram.errors.DamagedEditError`, as ``on_damage`` says. ``language``: the
-        document's (``"python"``, ``"javascript"``, ...: :data:`copygram.language.damage.LANGUAGES`,
-        or ``"text"``: no code, the marker check alone); ``None`` guesses it from the text; an
+        document's (``"python"``, ``"javascript"``, ...: :data:`copygram.language.damage.LANGUAGES`;
+        a data file's ``"json"``, ``"toml"`` or ``"yaml"``, its own parser's check; or
+        ``"text"``: no code, the marker check alone); ``None`` guesses it from the text; an
         unknown one is a :class:`~copygram.errors.ConfigError` before the model runs."""
         for event in self.stream(document, instruction, prediction, language=language):
             if isinstance(event, DoneEvent):
@@ -159,6 +160,8 @@ class EditSession:
         doc = EditDocument(document, self.backend.tokenize)
         if language is None:  # guessed once, for the choice of mode and the check alike
             language = guess_language(document) or PROSE
+        # A data file is prose to every reader but the damage check, which parses it.
+        checks, language = language, code_language(language)
         # Read once, for the choice of mode, the program's prompt and constraint and the redo.
         reading = None if self.mode == "rewrite" else read_edit(document, instruction, language)
         mode = self._mode_for(doc, instruction, prediction, language, reading)
@@ -174,7 +177,7 @@ class EditSession:
                                         reading)
                 if scoped is not None:
                     return checked(scoped(), document, on_damage=self.options.on_damage,
-                                   language=language, instruction=instruction, misses=True,
+                                   language=checks, instruction=instruction, misses=True,
                                    chosen=True)
             events = stream_rewrite(rewriter.setup(), doc, instruction, policy, prediction)
             # Auto's rewrite: a reply that was part of the text is put back in it, its lost
@@ -185,7 +188,7 @@ class EditSession:
             if language == PROSE:
                 events = kept_text(events, document, instruction, put_back=chosen)
             return checked(events, document, on_damage=self.options.on_damage,
-                           language=language, chosen=chosen,
+                           language=checks, chosen=chosen,
                            instruction=instruction if prediction is None else "")
         if prediction is not None:
             raise ConfigError("a prediction drafts a rewrite, and this session writes edit "
@@ -194,7 +197,7 @@ class EditSession:
         redo = scoped_redo(self.derive(mode="rewrite").setup(), doc, instruction, policy, language,
                            reading)
         events = checked(stream_edit(self.setup(), doc, instruction, policy, language, reading),
-                         document, on_damage=self.options.on_damage, language=language,
+                         document, on_damage=self.options.on_damage, language=checks,
                          instruction=instruction, redo=redo, chosen=True)
         return renamed_documentation(events, reading.renamed if reading else (), language)
 
@@ -210,8 +213,7 @@ class EditSession:
                   language: str | None, reading: Reading | None = None) -> str:
         if self.mode != "auto":
             return self.mode
-        if language is None:
-            language = guess_language(doc.text) or PROSE
+        language = code_language(language or guess_language(doc.text) or PROSE)
         if reading is None:
             reading = read_edit(doc.text, instruction, language)
         return choose_mode(self.mode, len(doc.tokens),
@@ -234,8 +236,7 @@ class EditSession:
         (:func:`~copygram.decode.loop.prompt_document`; ``language`` as :meth:`edit` takes
         it)."""
         if self.mode == "program":
-            if language is None:
-                language = guess_language(document) or PROSE
+            language = code_language(language or guess_language(document) or PROSE)
             doc = EditDocument(document, self.backend.tokenize)
             reading = read_edit(document, instruction, language)
             document = prompt_document(self.setup(), doc, instruction, language, reading)

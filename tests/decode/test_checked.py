@@ -306,3 +306,101 @@ def test_a_function_written_back_in_four_spaces_keeps_the_file_s_tabs() -> None:
     rewritten = EditSession(PromptedBackend(TABBED, replies=((REWRITE_SYSTEM, reply),)),
                             mode="rewrite").edit(TABBED, "Fix median.")
     assert rewritten.text == reply and rewritten.stats.restyled_lines == 0
+
+
+def test_a_json_file_a_program_left_unparsable_is_redone_and_never_written_so() -> None:
+    # What Qwen2.5-Coder-1.5B's head block did with "Remove the license field." in a
+    # package.json: the line gone, the comma before it kept (issue 40: never a corrupted file).
+    document = ('{\n  "name": "demo",\n  "devDependencies": {\n    "jest": "^29.7.0"\n  },\n'
+                '  "license": "MIT"\n}\n')
+    program = BLOCK_OPEN + '  "license": "MIT"\n' + DIVIDER + BLOCK_CLOSE
+    fixed = document.replace('  },\n  "license": "MIT"\n', "  }\n")
+    for language in ("json", None):  # named by the file's suffix, or read from the text
+        backend = PromptedBackend(document, replies=((REWRITE_SYSTEM, fixed), ("", program)))
+        result = EditSession(backend, mode="program").edit(document, "Remove the license field.",
+                                                           language=language)
+        assert result.text == fixed and result.mode == "rewrite"
+        assert result.redone is not None
+        assert [d.kind for d in result.redone.damage] == ["parse"]
+    # Without a redo it is refused, the damaged text attached.
+    backend = PromptedBackend(document, replies=(("", program),))
+    with pytest.raises(DamagedEditError, match="no longer parses as JSON") as refused:
+        EditSession(backend, mode="program", on_damage="error").edit(document, "Remove it.",
+                                                                     language="json")
+    assert getattr(refused.value.result, "text", None) == document.replace(
+        '  "license": "MIT"\n', "")
+
+
+MESSAGES = ('{\n  "billing": {\n    "billing_title": "Billing",\n    "billing_label": "Plan"\n'
+            '  },\n  "search": {\n    "search_title": "Search"\n  }\n}\n')
+WORKFLOW = ("# The checks.\njobs:\n  lint:\n    steps:\n      - run: ruff check .\n\n"
+            "  docs:\n    steps:\n      - run: mkdocs build\n")
+CONFIG = '# The server.\n[server]\nport = 8080\n\n[docs]\ntheme = "material"\n'
+
+
+@pytest.mark.parametrize(("document", "language", "instruction", "head", "bad", "good"), [
+    # The program Qwen2.5-Coder-1.5B wrote for "Remove the billing_label message.": the
+    # search section written again after the billing one (a duplicate key).
+    (MESSAGES, "json", "Remove the billing_label message.", '  "billing": {\n',
+     ('  "billing": {\n    "billing_title": "Billing"\n  },\n  "search": {\n'
+      '    "search_title": "Search"\n  },\n'),
+     MESSAGES.replace(',\n    "billing_label": "Plan"', "")),
+    (WORKFLOW, "yaml", "Lint the src folder only, before the docs job.", "  lint:\n",
+     "  lint:\n    steps:\n      - run: ruff\n   docs: [\n",
+     WORKFLOW.replace("ruff check .", "ruff check src")),
+    (CONFIG, "toml", "Fix the server port; the docs say 9090.", "[server]\n",
+     "[server]\nport = 8080\n[docs]\n", CONFIG.replace("8080", "9090")),
+])
+@pytest.mark.parametrize("mode", ["program", "auto", "rewrite"])
+def test_data_files_are_checked_in_every_mode_and_read_as_prose_elsewhere(
+        document: str, language: str, instruction: str, head: str, bad: str, good: str,
+        mode: str) -> None:
+    # Named by the suffix or read from the text, with an instruction that names a key or a
+    # section, an edit of a data file ends with a sound file; the readers of code (definitions,
+    # documentation, indentation) never see the format.
+    program = BLOCK_OPEN + head + DIVIDER + bad + BLOCK_CLOSE
+    for named in (language, None):
+        backend = PromptedBackend(document, replies=((REWRITE_SYSTEM, good), ("", program)))
+        result = EditSession(backend, mode=mode).edit(document, instruction, language=named)
+        assert result.damage == ()
+        if mode != "program":
+            assert result.text == good
+        elif named or language == "json":
+            assert result.text == good and result.redone is not None
+            assert {d.kind for d in result.redone.damage} <= {"parse", "duplicate"}
+        else:  # TOML and YAML unnamed are prose (never guessed): the markers alone
+            assert result.redone is None and result.text != good
+
+
+def test_a_data_file_key_asked_removed_and_kept_is_a_miss() -> None:
+    # What Qwen2.5-Coder-1.5B's rewrite did with "Remove the docs job." in a workflow: the file
+    # back as it was, reported as an edit. Now auto refuses it (a certain miss, nothing to redo
+    # it), and a program that keeps it is redone.
+    removed = WORKFLOW[:WORKFLOW.index("\n  docs:")] + "\n"
+    backend = PromptedBackend(WORKFLOW, replies=((REWRITE_SYSTEM, WORKFLOW),))
+    with pytest.raises(DamagedEditError, match="removes docs and the edit kept it"):
+        EditSession(backend).edit(WORKFLOW, "Remove the docs job.", language="yaml")
+    kept = (BLOCK_OPEN + "  lint:\n" + DIVIDER
+            + "  lint:\n    steps:\n      - run: ruff check src\n" + BLOCK_CLOSE)
+    backend = PromptedBackend(WORKFLOW, replies=((REWRITE_SYSTEM, removed), ("", kept)))
+    result = EditSession(backend, mode="program").edit(WORKFLOW, "Remove the docs job.",
+                                                       language="yaml")
+    assert result.text == removed and result.redone is not None
+    assert [d.kind for d in result.redone.damage] == ["missed"]
+    # Unnamed, a YAML file is prose: nothing read.
+    backend = PromptedBackend(WORKFLOW, replies=((REWRITE_SYSTEM, WORKFLOW),))
+    assert EditSession(backend).edit(WORKFLOW, "Remove the docs job.").text == WORKFLOW
+
+
+def test_a_data_file_edit_that_took_out_keys_it_was_not_asked_to_is_refused() -> None:
+    # What Qwen2.5-Coder-1.5B's rewrite did with "Remove the billing_label message.": the
+    # label of every section taken out, a file that parsed, written as a success before.
+    labelled = MESSAGES.replace('"search_title": "Search"',
+                                '"search_title": "Search",\n    "search_label": "Find"')
+    every = MESSAGES.replace(',\n    "billing_label": "Plan"', "")
+    backend = PromptedBackend(labelled, replies=((REWRITE_SYSTEM, every),))
+    with pytest.raises(DamagedEditError, match=r"lost: the edit took out search\.search_label"):
+        EditSession(backend).edit(labelled, "Remove the billing_label message.")
+    asked = labelled.replace(',\n    "billing_label": "Plan"', "")
+    backend = PromptedBackend(labelled, replies=((REWRITE_SYSTEM, asked),))
+    assert EditSession(backend).edit(labelled, "Remove the billing_label message.").text == asked

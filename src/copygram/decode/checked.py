@@ -45,7 +45,16 @@ from collections.abc import Callable, Iterator
 from copygram.decode.events import DoneEvent, EditResult, Event, RedoEvent
 from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, DamagedEditError, GenerationError, LengthError
-from copygram.language.damage import LANGUAGES, PROSE, Damage, find_damage, guess_language
+from copygram.language.damage import (
+    DATA_FORMATS,
+    LANGUAGES,
+    PROSE,
+    Damage,
+    code_language,
+    find_damage,
+    guess_language,
+)
+from copygram.language.data_files import kept_removals, lost_keys
 from copygram.language.indent_style import asks_layout, restyled
 from copygram.language.lost import lost_definitions, put_back
 from copygram.language.lost_docs import LostDoc, lost_documentation, put_back_documentation
@@ -76,10 +85,10 @@ def checked(events: Iterator[Event], document: str, *, on_damage: str,
     :class:`~copygram.errors.ConfigError` (before any event) for an unknown ``language``."""
     if language is None:
         language = guess_language(document)  # once, for the edit and a redo alike
-    elif language not in (*LANGUAGES, PROSE):
+    elif language not in (*LANGUAGES, *DATA_FORMATS, PROSE):
         raise ConfigError(f"language {language!r} is not one the damage check reads; use one of "
-                          f"{', '.join(LANGUAGES)}, {PROSE!r} (not code: the marker check "
-                          "alone), or leave it out to guess it from the text")
+                          f"{', '.join((*LANGUAGES, *DATA_FORMATS))}, {PROSE!r} (not code: the "
+                          "marker check alone), or leave it out to guess it from the text")
     # Prose, or a language none of the checks reads: the markers alone.
     return _checked(events, document, on_damage, language or PROSE, instruction, redo, misses,
                     chosen)
@@ -99,7 +108,8 @@ def _checked(events: Iterator[Event], document: str, on_damage: str, language: s
             if not damage and (misses or (redo is not None and on_damage == "rewrite")):
                 damage = missed(document, result.text, instruction, language)
             elif not damage and chosen and redo is None and result.mode == "rewrite":
-                damage = missed(document, result.text, instruction, language, certain=True)
+                damage = missed(document, result.text, instruction, language,
+                                certain=True)
             if not damage:
                 yield event
                 return
@@ -139,11 +149,18 @@ def missed(document: str, text: str, instruction: str, language: str | None, *,
            certain: bool = False) -> tuple[Damage, ...]:
     """What ``text`` (an edit of ``document``) missed of what ``instruction`` names, as damage of
     kind ``missed`` (:func:`~copygram.language.targets.find_misses`, ``certain`` ones alone where
-    asked; none for no instruction). Milliseconds: a parse of each text."""
+    asked; in a data file, a key asked removed and kept, certain too:
+    :func:`~copygram.language.data_files.kept_removals`; none for no instruction). Milliseconds:
+    a parse of each text."""
     if not instruction:
         return ()
-    return tuple(Damage("missed", miss) for miss in
-                 find_misses(document, text, instruction, language, certain=certain))
+    found = list(find_misses(document, text, instruction,
+                             None if language is None else code_language(language),
+                             certain=certain))
+    if language in DATA_FORMATS:  # a key asked removed and kept: certain, as a definition's
+        found += [f"the instruction removes {name} and the edit kept it"
+                  for name in kept_removals(document, text, instruction, language)]
+    return tuple(Damage("missed", miss) for miss in found)
 
 
 def _read(document: str, result: EditResult, language: str, instruction: str,
@@ -154,11 +171,20 @@ def _read(document: str, result: EditResult, language: str, instruction: str,
     that leaves it sound (the result returned is then a new one): a rewrite's definitions, any
     edit's documentation. Where ``chosen``, the lines the edit wrote in another indentation
     unit than the document's are put in the document's first, where that adds no damage to the
-    edit and the instruction says nothing of layout."""
+    edit and the instruction says nothing of layout. A data file (JSON, TOML, YAML) is read by
+    the damage check alone (:func:`~copygram.language.damage.code_language`)."""
+    checks, language = language, code_language(language)
     if chosen and language != PROSE and not asks_layout(instruction):
         result = _restyled(document, result, language)
     damage = (result.damage + _cut_short(result)
-              + find_damage(document, result.text, language=language))
+              + find_damage(document, result.text, language=checks))
+    if checks in DATA_FORMATS and not damage and instruction:
+        keys = lost_keys(document, result.text, instruction, checks)
+        if keys:
+            damage = (Damage("lost", f"the edit took out {', '.join(keys[:5])}"
+                                     f"{f' and {len(keys) - 5} more' if len(keys) > 5 else ''}"
+                                     ", which the instruction does not name; name them in "
+                                     "the instruction to remove them"),)
     if damage or not instruction:
         return result, damage
     lost = lost_definitions(document, result.text, instruction, language)

@@ -10,10 +10,12 @@ instruction asked:
 * ``parse``: the input parses in its language and the result does not (Python through
   :mod:`ast`; JavaScript, TypeScript, Java, Go, C, C++ and Rust through tree-sitter grammars,
   where the ``tree-sitter`` grammar packages are installed; without them, brackets that were
-  balanced and are not).
+  balanced and are not; JSON, TOML and YAML through their own parsers,
+  :mod:`copygram.language.data_files`).
 * ``duplicate``: a function, method or class is defined more often in one scope than before
   and more than once (four functions renamed to one name); in Java, C and C++, where a name may
-  be overloaded, the whole signature counts.
+  be overloaded, the whole signature counts. In JSON and YAML: a key written more often in one
+  object or mapping than before and more than once.
 * ``dangling``: a name the file bound (a function, class, variable, parameter or import) is
   bound nowhere in the result but still used there (a function renamed and a call of it left;
   Python, JavaScript and TypeScript; a Python file with ``import *`` is not read so). In C,
@@ -53,6 +55,13 @@ from typing import Any, Literal
 
 from copygram.language import parsers
 from copygram.language.dangling import dangling_names, dangling_parameters
+from copygram.language.data_files import (
+    DATA_FORMATS,
+    SUFFIXES,
+    data_error,
+    looks_like_json,
+    repeated_keys,
+)
 from copygram.language.focus import ELISION
 from copygram.language.lines import split_lines
 from copygram.language.parsers import LANGUAGES
@@ -104,36 +113,52 @@ class Damage:
 
 def language_for_path(path: str | PurePath) -> str | None:
     """The language of a file named ``path`` by its suffix (``None``: not one of
-    :data:`LANGUAGES`)."""
-    return _SUFFIXES.get(PurePath(path).suffix.lower())
+    :data:`LANGUAGES` or :data:`~copygram.language.data_files.DATA_FORMATS`)."""
+    suffix = PurePath(path).suffix.lower()
+    return _SUFFIXES.get(suffix) or SUFFIXES.get(suffix)
 
 
 def guess_language(text: str) -> str | None:
     """The language ``text`` is written in, where it parses cleanly as one of
     :data:`LANGUAGES` and defines something in it (a function, class or method: prose that
-    happens to parse defines nothing); ``None`` otherwise. Tried in the order of
-    :data:`LANGUAGES`; a grammar that is not installed is skipped."""
+    happens to parse defines nothing), or ``"json"`` for a JSON object or array
+    (:func:`~copygram.language.data_files.looks_like_json`; TOML and YAML are named by a
+    file's suffix alone); ``None`` otherwise. Tried in the order of :data:`LANGUAGES`; a
+    grammar that is not installed is skipped."""
     if not text.strip():
         return None
+    if looks_like_json(text):
+        return "json"
     for language in LANGUAGES if "{" in text else ("python",):  # every grammar but Python's
         if _parse_error(text, language) is None and any(_definitions(text, language)):
             return language
     return None
 
 
+def code_language(language: str) -> str:
+    """``language`` as every reader but the damage check takes it: a data format (JSON, TOML,
+    YAML: :data:`~copygram.language.data_files.DATA_FORMATS`) defines nothing and documents
+    nothing, so it is read as prose (:data:`PROSE`) there; any other ``language`` as it is."""
+    return PROSE if language in DATA_FORMATS else language
+
+
 def find_damage(before: str, after: str, *,
                 language: str | None = None) -> tuple[Damage, ...]:
     """The damage (module doc) that turning ``before`` into ``after`` did, whatever wrote
     ``after``: search/replace blocks' marker lines and the paper's copy tags count as markers
-    in any edit. ``language``: one of :data:`LANGUAGES`, :data:`PROSE` (the marker check
+    in any edit. ``language``: one of :data:`LANGUAGES` or
+    :data:`~copygram.language.data_files.DATA_FORMATS`, :data:`PROSE` (the marker check
     alone), or ``None`` to guess it from ``before`` (:func:`guess_language`; prose gets the
     marker check alone)."""
     damage = list(_leaked_markers(before, after))
     language = language if language is not None else guess_language(before)
     if language is None or language == PROSE:
         return tuple(damage)
+    if language in DATA_FORMATS:
+        return (*damage, *_data_damage(before, after, language))
     if language not in LANGUAGES:
-        raise ValueError(f"unknown language {language!r}; one of {', '.join(LANGUAGES)}")
+        raise ValueError(f"unknown language {language!r}; one of "
+                         f"{', '.join((*LANGUAGES, *DATA_FORMATS))}")
     if _parse_error(before, language) is not None:
         return tuple(damage)  # it did not parse before: its parse tells nothing of the edit
     error = _parse_error(after, language)
@@ -155,6 +180,26 @@ def find_damage(before: str, after: str, *,
                                  first[key]))
     damage.extend(_dangling(before, after, language))
     return tuple(damage)
+
+
+def _data_damage(before: str, after: str, fmt: str) -> Iterator[Damage]:
+    """A data file's damage: a parse it broke, else keys it wrote twice in one place."""
+    if data_error(before, fmt) is not None:
+        return  # it did not parse before (JSON with comments): nothing to hold it to
+    error = data_error(after, fmt)
+    if error is not None:
+        line, what = error
+        yield Damage("parse", f"the edited file no longer parses as {fmt.upper()} ({what})", line)
+        return
+    had = repeated_keys(before, fmt)
+    for (path, key), (count, line) in repeated_keys(after, fmt).items():
+        before_count = had[(path, key)][0] if (path, key) in had else 0
+        if count > before_count:
+            where = f" in {path}" if path else " at the top level"
+            said = (f"wrote it {before_count} times" if before_count
+                    else "did not repeat it")
+            yield Damage("duplicate", f"the key {key!r} is written {count} times{where} (the "
+                                      f"input {said})", line)
 
 
 def _dangling(before: str, after: str, language: str) -> Iterator[Damage]:
@@ -192,8 +237,12 @@ def _leaked_markers(before: str, after: str) -> Iterator[Damage]:
 
 
 def parses(text: str, language: str) -> bool:
-    """Whether ``text`` parses as ``language`` (one of :data:`LANGUAGES`; module doc: ``ast``
-    or a tree-sitter grammar, else balanced brackets). One parse: ~1 ms per 100 lines."""
+    """Whether ``text`` parses as ``language`` (one of :data:`LANGUAGES` or
+    :data:`~copygram.language.data_files.DATA_FORMATS`; module doc: ``ast`` or a tree-sitter
+    grammar, else balanced brackets; a data format's own parser). One parse: ~1 ms per 100
+    lines."""
+    if language in DATA_FORMATS:
+        return data_error(text, language) is None
     return _parse_error(text, language) is None
 
 
@@ -326,5 +375,5 @@ def _key(node: Any, source: bytes, language: str) -> str:
                     + [source[name.start_byte:name.end_byte].decode("utf-8", "replace")])
 
 
-__all__ = ["LANGUAGES", "PROSE", "Damage", "DamageKind", "find_damage", "guess_language",
-           "language_for_path", "parses"]
+__all__ = ["DATA_FORMATS", "LANGUAGES", "PROSE", "Damage", "DamageKind", "code_language",
+           "find_damage", "guess_language", "language_for_path", "parses"]

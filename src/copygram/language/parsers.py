@@ -31,7 +31,9 @@ LANGUAGES = ("python", *GRAMMARS)
 @functools.cache
 def parser(language: str) -> Any:
     """A tree-sitter parser of ``language`` (a key of :data:`GRAMMARS`), or ``None`` where its
-    grammar is not installed."""
+    grammar is not installed or it has none here (a data format, prose)."""
+    if language not in GRAMMARS:
+        return None
     module_name, function = GRAMMARS[language]
     try:
         import tree_sitter
