@@ -33,12 +33,14 @@ YAML file is read as prose.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from copygram.language.asks import asks_to_add, removed_names
 from copygram.language.lost import RESTRUCTURE
@@ -60,6 +62,10 @@ def data_error(text: str, fmt: str) -> tuple[int | None, str] | None:
     """Where ``text`` fails to parse as ``fmt`` (one of :data:`DATA_FORMATS`): the 1-based line
     (``None`` where the parser names none) and what; ``None`` if it parses, or for YAML where
     PyYAML is not installed."""
+    if fmt not in DATA_FORMATS:
+        raise ValueError(f"unknown data format {fmt!r}; one of {', '.join(DATA_FORMATS)}")
+    if _keys(text, fmt) is not None or (fmt == "yaml" and _yaml() is None):
+        return None  # parsed (and cached for the key checks): no second parse
     if fmt == "json":
         try:
             json.loads(text)
@@ -76,21 +82,17 @@ def data_error(text: str, fmt: str) -> tuple[int | None, str] | None:
             at = _TOML_AT.search(message)
             return (int(at.group(1)) if at else None), message.split(" (at ")[0]
         return None
-    if fmt == "yaml":
-        yaml = _yaml()
-        if yaml is None:
-            return None
-        try:
-            for _ in yaml.compose_all(text, Loader=_loader(yaml)):
-                pass
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            return (mark.line + 1 if mark is not None else None), str(what)
-        except RecursionError:
-            return None
+    yaml = _yaml()
+    try:
+        for _ in yaml.compose_all(text, Loader=_loader(yaml)):
+            pass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return (mark.line + 1 if mark is not None else None), str(what)
+    except RecursionError:
         return None
-    raise ValueError(f"unknown data format {fmt!r}; one of {', '.join(DATA_FORMATS)}")
+    return None
 
 
 def repeated_keys(text: str, fmt: str) -> dict[KeyPlace, tuple[int, int | None]]:
@@ -98,54 +100,26 @@ def repeated_keys(text: str, fmt: str) -> dict[KeyPlace, tuple[int, int | None]]
     place (:data:`KeyPlace`) -> (how many times, the 1-based line of its second writing where
     the parser tells it, YAML's). Empty for TOML (a repeated key does not parse), for a text
     that does not parse, and for YAML without PyYAML."""
-    if fmt == "json":
-        try:
-            value = json.loads(text, object_pairs_hook=_Object)
-        except (json.JSONDecodeError, RecursionError):
-            return {}
-        return {place: (count, None) for place, count in _json_repeats(value, "")}
-    if fmt == "yaml":
-        yaml = _yaml()
-        if yaml is None:
-            return {}
-        found: dict[KeyPlace, tuple[int, int | None]] = {}
-        walked: set[int] = set()
-        try:
-            documents = list(yaml.compose_all(text, Loader=_loader(yaml)))
-            for number, node in enumerate(documents):
-                _yaml_repeats(yaml, node, f"[{number}]" if len(documents) > 1 else "", found,
-                              walked)
-        except (yaml.YAMLError, RecursionError):
-            return {}
-        return found
-    return {}
+    if fmt == "toml":
+        return {}
+    found: dict[KeyPlace, tuple[int, int | None]] = {}
+    seen: Counter[tuple[int, str]] = Counter()
+    for key in _keys(text, fmt) or ():
+        name = key.path[-1]
+        if key.holder < 0 or (fmt == "yaml" and name == "<<"):  # merge keys may repeat
+            continue
+        seen[(key.holder, name)] += 1
+        count = seen[(key.holder, name)]
+        if count > 1:
+            second = key.line if count == 2 else found[(key.place, name)][1]
+            found[(key.place, name)] = (count, second)
+    return found
 
 
 def _key_paths(text: str, fmt: str) -> Counter[tuple[str, ...]]:
     """How many times each path of keys (list items left out of it) is written in ``text``;
     empty for a text that does not parse (and for YAML without PyYAML)."""
-    paths: Counter[tuple[str, ...]] = Counter()
-    if fmt == "json":
-        try:
-            _json_keys(json.loads(text, object_pairs_hook=_pairs), (), paths)
-        except (json.JSONDecodeError, RecursionError):
-            return Counter()
-    elif fmt == "toml":
-        try:
-            _toml_keys(tomllib.loads(text), (), paths)
-        except (tomllib.TOMLDecodeError, RecursionError):
-            return Counter()
-    elif fmt == "yaml":
-        yaml = _yaml()
-        if yaml is None:
-            return paths
-        walked: set[int] = set()
-        try:
-            for node in yaml.compose_all(text, Loader=_loader(yaml)):
-                _yaml_keys(yaml, node, (), paths, walked)
-        except (yaml.YAMLError, RecursionError):
-            return Counter()
-    return paths
+    return Counter(key.path for key in _keys(text, fmt) or ())
 
 
 def key_counts(text: str, fmt: str) -> Counter[str]:
@@ -222,91 +196,98 @@ def looks_like_json(text: str) -> bool:
     return True
 
 
-class _Object(dict[str, Any]):
-    """A JSON object that remembers the keys written in it more than once."""
+class _Key(NamedTuple):
+    """One writing of a key: the place of the object or mapping that holds it (its path, list
+    items by index: :data:`KeyPlace`), which one that is (an index, one per object), the path
+    of keys that leads to it (list items left out), and its 1-based line where the parser
+    tells it (YAML's)."""
 
-    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
-        super().__init__(pairs)
-        counts = Counter(key for key, _ in pairs)
-        self.repeated = {key: count for key, count in counts.items() if count > 1}
+    place: str
+    holder: int
+    path: tuple[str, ...]
+    line: int | None
+
+
+@functools.lru_cache(maxsize=16)
+def _keys(text: str, fmt: str) -> tuple[_Key, ...] | None:
+    """Every key ``text`` writes, in order, each writing of a repeated key too (a JSON object
+    read as its members, a YAML mapping as its nodes; TOML's tables and keys); ``None`` where
+    it does not parse or PyYAML is missing. Cached: the damage check, the miss and the lost
+    keys read the same two texts of an edit."""
+    found: list[_Key] = []
+    holders = itertools.count()
+    errors: tuple[type[Exception], ...] = (json.JSONDecodeError, tomllib.TOMLDecodeError,
+                                           RecursionError)
+    yaml = _yaml() if fmt == "yaml" else None
+    if fmt == "yaml" and yaml is None:
+        return None
+    try:
+        if fmt == "json":
+            _json_keys(json.loads(text, object_pairs_hook=_Members), "", (), found, holders)
+        elif fmt == "toml":
+            _toml_keys(tomllib.loads(text), "", (), found, holders)
+        elif yaml is not None:
+            errors += (yaml.YAMLError,)
+            walked: set[int] = set()
+            documents = list(yaml.compose_all(text, Loader=_loader(yaml)))
+            for number, node in enumerate(documents):
+                _yaml_keys(yaml, node, f"[{number}]" if len(documents) > 1 else "", (), found,
+                           holders, walked)
+    except errors:
+        return None
+    return tuple(found)
 
 
 class _Members(list[tuple[str, Any]]):
     """A JSON object as the members it was written with, a repeated key each time."""
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> _Members:
-    return _Members(pairs)
+def _below(place: str, key: str) -> str:
+    return f"{place}.{key}" if place else key
 
 
-def _json_keys(value: object, path: tuple[str, ...],
-               paths: Counter[tuple[str, ...]]) -> None:
+def _json_keys(value: object, place: str, path: tuple[str, ...], found: list[_Key],
+               holders: Iterator[int]) -> None:
     if isinstance(value, _Members):
+        holder = next(holders)
         for key, child in value:
-            paths[(*path, key)] += 1
-            _json_keys(child, (*path, key), paths)
-    elif isinstance(value, list):
-        for child in value:
-            _json_keys(child, path, paths)
-
-
-def _toml_keys(value: object, path: tuple[str, ...], paths: Counter[tuple[str, ...]]) -> None:
-    if isinstance(value, dict):
-        for key, child in value.items():
-            paths[(*path, key)] += 1
-            _toml_keys(child, (*path, key), paths)
-    elif isinstance(value, list):
-        for child in value:
-            _toml_keys(child, path, paths)
-
-
-def _yaml_keys(yaml: Any, node: Any, path: tuple[str, ...], paths: Counter[tuple[str, ...]],
-               walked: set[int]) -> None:
-    if id(node) in walked:
-        return
-    walked.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        for key, child in node.value:
-            name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
-            paths[(*path, name)] += 1
-            _yaml_keys(yaml, child, (*path, name), paths, walked)
-    elif isinstance(node, yaml.SequenceNode):
-        for child in node.value:
-            _yaml_keys(yaml, child, path, paths, walked)
-
-
-def _json_repeats(value: object, path: str) -> Iterator[tuple[KeyPlace, int]]:
-    if isinstance(value, _Object):
-        for key, count in value.repeated.items():
-            yield (path, key), count
-        for key, child in value.items():
-            yield from _json_repeats(child, f"{path}.{key}" if path else key)
+            found.append(_Key(place, holder, (*path, key), None))
+            _json_keys(child, _below(place, key), (*path, key), found, holders)
     elif isinstance(value, list):
         for index, child in enumerate(value):
-            yield from _json_repeats(child, f"{path}[{index}]")
+            _json_keys(child, f"{place}[{index}]", path, found, holders)
 
 
-def _yaml_repeats(yaml: Any, node: Any, path: str,
-                  found: dict[KeyPlace, tuple[int, int | None]], walked: set[int]) -> None:
+def _toml_keys(value: object, place: str, path: tuple[str, ...], found: list[_Key],
+               holders: Iterator[int]) -> None:
+    if isinstance(value, dict):
+        holder = next(holders)
+        for key, child in value.items():
+            found.append(_Key(place, holder, (*path, key), None))
+            _toml_keys(child, _below(place, key), (*path, key), found, holders)
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            _toml_keys(child, f"{place}[{index}]", path, found, holders)
+
+
+def _yaml_keys(yaml: Any, node: Any, place: str, path: tuple[str, ...], found: list[_Key],
+               holders: Iterator[int], walked: set[int]) -> None:
     # An alias is the node it names (read once: a recursive anchor would never end).
     if id(node) in walked:
         return
     walked.add(id(node))
     if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
+        holder = next(holders)
         for key, child in node.value:
-            name = key.value if isinstance(key, yaml.ScalarNode) else None
-            if name is not None and name != "<<":  # merge keys may repeat
-                seen[name] = seen.get(name, 0) + 1
-                if seen[name] == 2:
-                    found[(path, name)] = (2, key.start_mark.line + 1)
-                elif seen[name] > 2:
-                    found[(path, name)] = (seen[name], found[(path, name)][1])
-            where = name if name is not None else "?"
-            _yaml_repeats(yaml, child, f"{path}.{where}" if path else where, found, walked)
+            scalar = isinstance(key, yaml.ScalarNode)
+            name = str(key.value) if scalar else "?"
+            # A key that is a mapping or a list is no name that can repeat (holder -1).
+            found.append(_Key(place, holder if scalar else -1, (*path, name),
+                              key.start_mark.line + 1))
+            _yaml_keys(yaml, child, _below(place, name), (*path, name), found, holders, walked)
     elif isinstance(node, yaml.SequenceNode):
         for index, child in enumerate(node.value):
-            _yaml_repeats(yaml, child, f"{path}[{index}]", found, walked)
+            _yaml_keys(yaml, child, f"{place}[{index}]", path, found, holders, walked)
 
 
 def _yaml() -> Any:
