@@ -4,7 +4,7 @@ model."""
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import pytest
@@ -57,6 +57,9 @@ def test_llama_greedy_stops_and_counts_forwards() -> None:
     # Stopped where the baseline stops: once prompt and output exceed the context.
     run = llama_greedy(FakeLlama([1] * 10, ctx=5), [7, 8], 100, EOS_IDS)
     assert (len(run.tokens), run.stop) == (4, "context")
+    # And where the baseline ends a rewrite: after the token that closes the file's fence.
+    run = llama_greedy(llm, [7, 8], 100, EOS_IDS, closes=lambda token: token == 3)
+    assert (run.tokens, run.stop) == ([1, 2, 3], "stop")
 
 
 def test_llama_lookup_is_rebuilt_after_a_failed_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,6 +118,37 @@ def test_hf_greedy_cuts_at_eos_and_counts_forwards() -> None:
     assert hf_greedy(model, [1], 1, EOS_IDS).tokens == [5] and "prompt_lookup_num_tokens" \
         not in model.kwargs
     assert hf_greedy(FakeModel([5, 6, 7], 0), [1], 3, EOS_IDS).stop == "budget"
+
+
+@pytest.mark.transformers
+def test_hf_greedy_ends_after_the_token_closes_names() -> None:
+    # The lookup peer ends where the rewrite baseline ends (a rewrite's closing fence), though
+    # a draft accepted in one forward may run past that token: those tokens are cut.
+    from copygram.backends import load
+    from copygram.bench.peers import _hf_model, hf_greedy
+
+    config = BackendConfig(backend="transformers", model="smollm2-135m", n_ctx=512)
+    try:
+        backend = load(config)
+    except BackendError as exc:
+        pytest.skip(f"no SmolLM2 on Transformers: {exc}")
+    model = _hf_model(config)
+    prompt = backend.tokenize("def f(x):\n    return x + 1\n\n\ndef f(x):\n    return x")
+
+    def fifth() -> Callable[[int], bool]:
+        seen: list[int] = []
+
+        def closes(token: int) -> bool:
+            seen.append(token)
+            return len(seen) == 5
+
+        return closes
+
+    for lookup in (None, 10):
+        whole = hf_greedy(model, prompt, 24, backend.eos_token_ids, lookup)
+        assert len(whole.tokens) > 6
+        run = hf_greedy(model, prompt, 24, backend.eos_token_ids, lookup, fifth())
+        assert (run.tokens, run.stop) == (whole.tokens[:5], "stop")
 
 
 def default_model(n_ctx: int) -> tuple[Backend, BackendConfig]:

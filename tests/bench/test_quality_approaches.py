@@ -125,6 +125,15 @@ def test_rewrite_decode_is_plain_greedy_and_strips_the_fence() -> None:
     assert forwards(backend)[len(reply) + 2 : len(reply) + 4] == [("splice", 1), ("decode", 1)]
 
 
+def test_rewrite_decode_ends_at_the_fence_that_closes_the_file() -> None:
+    # As rewrite mode's loop ends (copygram.decode.rewrite.file_end): the model's explanation
+    # after its closing fence is not decoded, so it cannot run the budget out.
+    closed = f"```python\n{AFTER}```\n"
+    out = rewrite_decode(reply_backend(closed + "\nThis fixes area. " * 100), BEFORE, "Fix area.")
+    assert (out.text, out.raw, out.stop) == (AFTER, closed, "stop")
+    assert out.decoded_tokens == len(closed.encode())
+
+
 def test_rewrite_decode_budget_and_context() -> None:
     backend = reply_backend("x" * 500)
     out = rewrite_decode(backend, BEFORE, "Fix area.", max_new_tokens=10)

@@ -49,11 +49,16 @@ class ReplyPeer:
     def keep_prefix(self, n_tokens: int) -> None:
         self.kept.append(n_tokens)
 
-    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun:
+    def __call__(self, prompt: Sequence[int], max_new: int,
+                 closes: Callable[[int], bool] | None = None) -> GreedyRun:
         self.calls.append((list(prompt), max_new))
         tokens = self.reply[:max_new]
-        return GreedyRun(tokens, "eos" if len(tokens) == len(self.reply) else "budget", 0.0,
-                         -(-len(tokens) // self.per_forward))
+        ended = next((at + 1 for at, token in enumerate(tokens) if closes and closes(token)),
+                     None)
+        stop = "eos" if len(tokens) == len(self.reply) else "budget"
+        if ended is not None:
+            tokens, stop = tokens[:ended], "stop"
+        return GreedyRun(tokens, stop, 0.0, -(-len(tokens) // self.per_forward))
 
 
 def test_lookup_peer_reads_the_baselines_prompt_and_budget() -> None:

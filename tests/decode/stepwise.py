@@ -4,6 +4,8 @@ but the prompt, whose last token is also decoded alone."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from copygram.backends.base import Backend
@@ -48,10 +50,12 @@ def stepwise_program(backend: Backend, document: str, instruction: str, *,
 
 
 def stepwise_text(backend: Backend, prompt: list[int], *, max_tokens: int,
-                  split_prompt: bool = True, margins: list[float] | None = None) -> list[int]:
+                  split_prompt: bool = True, margins: list[float] | None = None,
+                  closes: Callable[[int], bool] | None = None) -> list[int]:
     """The tokens plain greedy decoding writes after ``prompt`` (no grammar): the prompt but its
     last token in one splice, the last token and then every output token decoded alone, argmax
-    (ties to the lowest id), up to an end-of-generation id or ``max_tokens`` tokens.
+    (ties to the lowest id), up to an end-of-generation id, ``max_tokens`` tokens or the token
+    after which ``closes`` ends the output (a rewrite's closing fence).
     ``split_prompt=False`` splices the whole prompt (for a scripted model, which takes the first
     forward after a reset as the whole prompt). ``margins`` gets the top-2 margin of every
     choice (the last one's too, where it chose an end-of-generation id)."""
@@ -69,6 +73,8 @@ def stepwise_text(backend: Backend, prompt: list[int], *, max_tokens: int,
         if token in backend.eos_token_ids:
             break
         out.append(token)
+        if closes is not None and closes(token):
+            break
         if len(out) >= max_tokens or backend.n_tokens + 1 > backend.context_length:
             break
         logits = backend.decode(token)

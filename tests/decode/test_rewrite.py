@@ -21,7 +21,7 @@ from copygram.catalog import default_editor
 from copygram.config import parse_config
 from copygram.decode.events import DoneEvent, EditResult, SpanEvent, TokenEvent
 from copygram.decode.prompt import DefaultPromptBuilder, RewritePromptBuilder
-from copygram.decode.rewrite import extract_document, rewrite_budget
+from copygram.decode.rewrite import closes_file, extract_document, file_end, rewrite_budget
 from copygram.decode.sampling import Sampler, Sampling
 from copygram.errors import ConfigError, DamagedEditError, DocumentError
 from copygram.testing import EOS, ScriptedBackend, SplitPromptBackend
@@ -82,7 +82,7 @@ def plain_greedy(reply: str, document: str, instruction: str = "x") -> list[int]
     prompt = backend.tokenize(RewritePromptBuilder().build(document, instruction, backend),
                               special=True)
     return stepwise_text(backend, prompt, max_tokens=rewrite_budget(len(document.encode())),
-                         split_prompt=False)
+                         split_prompt=False, closes=closes_file(backend.token_bytes(), document))
 
 
 DRAFTS: list[dict[str, object]] = [  # as options
@@ -90,14 +90,23 @@ DRAFTS: list[dict[str, object]] = [  # as options
     {"draft_tokens": 40, "draft_ngram": 1}]
 
 
+EXPLAINED = "```\n\nThe fix: `f` now returns 2.\n```python\nprint(f())\n```\n"
+
+
 @settings(max_examples=60, deadline=None)
 @given(related_documents(), st.sampled_from(["document", "empty", "unrelated", "reply"]),
-       texts, st.sampled_from(range(len(DRAFTS))), st.booleans(), st.booleans())
+       texts, st.sampled_from(range(len(DRAFTS))), st.booleans(),
+       st.sampled_from(["bare", "fenced", "explained"]))
 def test_rewrite_mode_writes_what_plain_greedy_decoding_writes(
         pair: tuple[str, str], kind: str, unrelated: str, draft: int, noisy: bool,
-        fenced: bool) -> None:
+        fence: str) -> None:
     before, after = pair
-    reply = f"```\n{after}```" if fenced else after
+    if fence == "explained" and not after.endswith("\n"):
+        after += "\n"
+    # An explanation after the closing fence: plain greedy decoding and rewrite mode both end
+    # after the fence's line (when the document has no fence line of its own).
+    reply = {"bare": after, "fenced": f"```\n{after}```",
+             "explained": f"```python\n{after}{EXPLAINED}"}[fence]
     prediction = {"document": None, "empty": "", "unrelated": unrelated, "reply": reply}[kind]
     expected = plain_greedy(reply, before)
     runs = []
@@ -109,6 +118,11 @@ def test_rewrite_mode_writes_what_plain_greedy_decoding_writes(
         assert tokens == expected
         assert result.raw == bytes(tokens).decode("utf-8", errors="replace")
         assert result.text == extract_document(result.raw, before)
+        # What it did not decode would not have changed the file.
+        assert result.stop_reason == "max_tokens" or (
+            result.text == extract_document(reply, before))
+        if fence == "explained" and file_end(before) is not None:
+            assert result.stop_reason == "stop" and not result.raw.endswith(EXPLAINED)
         runs.append((tokens, [(call.kind, call.ids) for call in backend.calls]))
         if kind == "reply" and DRAFTS[draft]["draft_tokens"] and len(expected) > 20 and not noisy:
             assert result.stats.drafted_tokens > 0  # the drafts were used, not just refused
@@ -293,3 +307,49 @@ def test_a_closing_fence_never_opened_does_not_reach_the_file() -> None:
     # A document whose lines end with a fence marker keeps such an ending.
     quoted = "s = '''\n```'''\n"
     assert extract_document(quoted, quoted) == quoted
+
+
+LINES = ["def f():\n", "    return 1\n", "    return 2\n", "\n", "}\n", "```\n", "```python\n",
+         "~~~\n", "````\n", "``` \n", "```js\n", "Here is the fix:\n", "That fixes it.\n",
+         "x = 2```\n", "```\r\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*LINES[:5], "```\n", "x = 2```\n", "That fixes it.\n"]),
+                max_size=6),
+       st.lists(st.sampled_from(LINES), max_size=12), st.booleans())
+def test_what_follows_the_line_a_rewrite_ends_on_never_changes_the_file(
+        document: list[str], output: list[str], glued: bool) -> None:
+    # The rewrite ends after the line file_end ends it on: whatever the model would have written
+    # after it, the file extract_document takes is the same.
+    before, reply = "".join(document), "".join(output) + ("```" if glued else "")
+    ends = file_end(before)
+    assert (ends is None) == any(line.strip() in ("```", "~~~", "````") for line in document)
+    if ends is None:
+        return
+    rule, at = ends(), None
+    for number, line in enumerate(output):
+        if rule(line):
+            at = number + 1
+            break
+    if at is not None:
+        assert extract_document("".join(output[:at]), before) == extract_document(reply, before)
+        assert output[at - 1].strip() in ("```", "~~~", "````")
+
+
+def test_a_rewrite_ends_at_the_fence_that_closes_the_file() -> None:
+    document = "def f():\n    return 1\n"
+    rule = file_end(document)
+    assert rule is not None
+    opened = rule()
+    assert [opened(line) for line in ("Here is the fix:\n", "```\n", "def f():\n", "```\n")] == [
+        False, False, False, True]
+    bare = rule()  # the file written bare, then closed
+    assert [bare(line) for line in ("def f():\n", "```python\n", "```\n")] == [False, False, True]
+    assert file_end("# Title\n\n```\nmake\n```\n") is None  # a Markdown file's own fences
+    # The model's explanation after the fence is not decoded: the reply ends there.
+    reply = "```python\ndef f():\n    return 2\n```\n\nThe fix returns 2.\n" + "More. " * 200
+    session = EditSession(ScriptedBackend(reply=reply), mode="rewrite")
+    result = session.edit(document, instruction="Return 2.")
+    assert result.text == "def f():\n    return 2\n" and result.stop_reason == "stop"
+    assert result.raw == "```python\ndef f():\n    return 2\n```\n"

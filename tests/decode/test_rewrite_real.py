@@ -19,7 +19,7 @@ import pytest
 
 from copygram.backends.base import Backend
 from copygram.decode.events import DoneEvent
-from copygram.decode.rewrite import rewrite_budget
+from copygram.decode.rewrite import closes_file, rewrite_budget
 from copygram.session import EditSession
 from tests.decode.real_models import MODELS, real_backend
 from tests.decode.stepwise import stepwise_text
@@ -44,15 +44,19 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
 def plain(backend: Backend, session: EditSession, document: str, instruction: str) -> list[int]:
     prompt = backend.tokenize(session.prompt(document, instruction), special=True)
     return stepwise_text(backend, prompt,
-                         max_tokens=rewrite_budget(len(backend.tokenize(document))))
+                         max_tokens=rewrite_budget(len(backend.tokenize(document))),
+                         closes=closes_file(backend.token_bytes(), document))
 
 
 def assert_plain_greedy(backend: Backend, prompt: list[int], got: Sequence[int],
-                        max_tokens: int) -> None:
-    """``got`` is plain greedy decoding's output, or parts from it only at a choice plain
-    decoding makes by a margin within the backend's step tolerance (a near-tie)."""
+                        max_tokens: int, document: str | None = None) -> None:
+    """``got`` is plain greedy decoding's output (ended as a rewrite of ``document`` ends, at
+    its closing fence), or parts from it only at a choice plain decoding makes by a margin
+    within the backend's step tolerance (a near-tie)."""
     margins: list[float] = []
-    expected = stepwise_text(backend, prompt, max_tokens=max_tokens, margins=margins)
+    closes = None if document is None else closes_file(backend.token_bytes(), document)
+    expected = stepwise_text(backend, prompt, max_tokens=max_tokens, margins=margins,
+                             closes=closes)
     if list(got) == expected:
         return
     at = next((i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b),
@@ -74,7 +78,8 @@ def test_rewrite_mode_is_plain_greedy_decoding(backend: Backend, edit: int) -> N
     session = EditSession(backend, on_damage="keep", mode="rewrite")
     prompt = backend.tokenize(session.prompt(document, instruction), special=True)
     first, result = rewrite(session, document, instruction=instruction)
-    assert_plain_greedy(backend, prompt, first, rewrite_budget(len(backend.tokenize(document))))
+    assert_plain_greedy(backend, prompt, first, rewrite_budget(len(backend.tokenize(document))),
+                        document)
     assert result.raw == backend.detokenize(first)
     # The same input gives the same forwards, so the same output, every run.
     again, _ = rewrite(session, document, instruction=instruction)  # its prompt now cached
@@ -89,7 +94,8 @@ def test_a_file_the_model_keeps_is_drafted(backend: Backend) -> None:
     session = EditSession(backend, on_damage="keep", mode="rewrite")
     tokens, result = rewrite(session, KEPT, instruction=instruction)
     prompt = backend.tokenize(session.prompt(KEPT, instruction), special=True)
-    assert_plain_greedy(backend, prompt, tokens, rewrite_budget(len(backend.tokenize(KEPT))))
+    assert_plain_greedy(backend, prompt, tokens, rewrite_budget(len(backend.tokenize(KEPT))),
+                        KEPT)
     stats = result.stats
     assert stats.drafted_tokens > 0 and stats.forwards < len(tokens)
     assert stats.decoded_tokens + stats.drafted_tokens == len(tokens)

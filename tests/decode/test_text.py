@@ -65,3 +65,26 @@ def test_rewind_takes_bytes_back_and_text_resumes_between_characters(
     more = "".join(push_all(text, data[keep:])) + text.take()
     _, final = text.finish()
     assert (joined + more.encode() + text.take().encode()).decode() == final == kept + dropped
+
+
+@given(st.lists(st.sampled_from(["a\n", "b", "end\n", "x\r\n", "\n", "é"]), max_size=12))
+def test_an_end_rule_ends_the_text_after_its_line(pieces: list[str]) -> None:
+    value = "".join(pieces)
+    seen: list[str] = []
+
+    def ended(line: str) -> bool:
+        seen.append(line)
+        return line == "end\n"
+
+    text = OutputText(BYTES, end=ended)
+    released = push_all(text, value.encode())
+    raw, final = text.finish()
+    # Each complete line is asked about once, whole, in order, up to the one that ends it.
+    lines = [line for line in value.splitlines(keepends=True) if line.endswith("\n")]
+    last = lines.index("end\n") + 1 if "end\n" in lines else len(lines)
+    assert seen == lines[:last]
+    if "end\n" in lines:
+        assert text.stopped and final == "".join(lines[:last])
+    else:
+        assert not text.stopped and final == value
+    assert value.startswith(raw) and "".join(released) + text.take() == final

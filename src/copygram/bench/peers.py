@@ -27,7 +27,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -95,11 +95,14 @@ class GreedyRun:
 
 
 def llama_greedy(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int], *,
-                 reuse_prefix: bool = False) -> GreedyRun:
-    """``llm.generate`` greedy after ``prompt`` up to an end-of-generation id, ``max_new`` tokens
-    or a full context (stopped where copygram's baseline stops: before a token that would not
-    fit). ``reuse_prefix``: keep the prompt prefix llama-cpp-python finds in its cache, as
-    copygram's prefill does; otherwise the whole prompt is evaluated."""
+                 reuse_prefix: bool = False,
+                 closes: Callable[[int], bool] | None = None) -> GreedyRun:
+    """``llm.generate`` greedy after ``prompt`` up to an end-of-generation id, ``max_new`` tokens,
+    the token after which ``closes`` says the output ends (stop ``"stop"``: a rewrite's closing
+    fence, :func:`~copygram.decode.rewrite.closes_file`) or a full context (stopped where
+    copygram's baseline stops: before a token that would not fit). ``reuse_prefix``: keep the
+    prompt prefix llama-cpp-python finds in its cache, as copygram's prefill does; otherwise
+    the whole prompt is evaluated."""
     if not reuse_prefix:
         llm.reset()
     evals = 0
@@ -122,6 +125,9 @@ def llama_greedy(llm: Any, prompt: Sequence[int], max_new: int, eos: frozenset[i
                 stop = "eos"
                 break
             out.append(int(token))
+            if closes is not None and closes(int(token)):
+                stop = "stop"
+                break
             if len(out) >= max_new:
                 break
             if len(prompt) + len(out) > llm.n_ctx():
@@ -216,15 +222,18 @@ def _hf_model(config: BackendConfig) -> Any:
 
 
 def hf_greedy(model: Any, prompt: Sequence[int], max_new: int, eos: frozenset[int],
-              lookup: int | None = None) -> GreedyRun:
+              lookup: int | None = None,
+              closes: Callable[[int], bool] | None = None) -> GreedyRun:
     """``model.generate(..., do_sample=False)`` after ``prompt`` (with
     ``prompt_lookup_num_tokens=lookup`` unless None), timed as a whole; its forwards are counted
-    with a forward hook."""
+    with a forward hook. ``closes``: as :func:`llama_greedy`'s, read by a stopping criterion
+    (tokens a draft accepted past the end are cut)."""
     import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
 
     ids = torch.tensor([list(prompt)], device=next(model.parameters()).device)
     stops = sorted(eos)
-    extra = {} if lookup is None else {"prompt_lookup_num_tokens": lookup}
+    extra: dict[str, Any] = {} if lookup is None else {"prompt_lookup_num_tokens": lookup}
     forwards = 0
     prompt_done: float | None = None
 
@@ -234,6 +243,19 @@ def hf_greedy(model: Any, prompt: Sequence[int], max_new: int, eos: frozenset[in
         if prompt_done is None:
             prompt_done = time.perf_counter()
 
+    ended: list[int] = []  # the output's length where ``closes`` ended it
+
+    class Closed(StoppingCriteria):
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: object) -> Any:
+            for token in input_ids[0].tolist()[ids.shape[1] + len(fed):]:
+                fed.append(token)
+                if not ended and closes is not None and closes(int(token)):
+                    ended.append(len(fed))
+            return torch.full((input_ids.shape[0],), bool(ended), device=input_ids.device)
+
+    fed: list[int] = []
+    if closes is not None:
+        extra["stopping_criteria"] = StoppingCriteriaList([Closed()])
     handle = model.register_forward_hook(hook)
     start = time.perf_counter()
     try:
@@ -247,6 +269,8 @@ def hf_greedy(model: Any, prompt: Sequence[int], max_new: int, eos: frozenset[in
     new = [int(t) for t in out[0, ids.shape[1]:]]
     tokens = new[:next((i for i, t in enumerate(new) if t in eos), len(new))]
     stop = "eos" if len(tokens) < len(new) else "budget"
+    if ended and ended[0] <= len(tokens):
+        tokens, stop = tokens[:ended[0]], "stop"
     return GreedyRun(tokens, stop, end - start, max(forwards - 1, 0),
                      gen_seconds=None if prompt_done is None else end - prompt_done)
 
@@ -278,7 +302,8 @@ def run_peers(backend: Backend, config: BackendConfig, rows: Sequence[EditRow], 
 class LookupGenerate(Protocol):
     """A loaded peer's greedy generation after a prompt."""
 
-    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun: ...
+    def __call__(self, prompt: Sequence[int], max_new: int,
+                 closes: Callable[[int], bool] | None = None) -> GreedyRun: ...
 
     def keep_prefix(self, n_tokens: int) -> None:
         """Reuse at most the first ``n_tokens`` of the cached prompt in the next call (a peer
@@ -298,10 +323,12 @@ class _LlamaLookup:
     def __post_init__(self) -> None:
         self.llm = llama_model(self.config, self.n_ctx, self.k)
 
-    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun:
+    def __call__(self, prompt: Sequence[int], max_new: int,
+                 closes: Callable[[int], bool] | None = None) -> GreedyRun:
         try:
             # The prompt prefix cached from the last row is reused, as copygram's prefill does.
-            return llama_greedy(self.llm, prompt, max_new, self.eos, reuse_prefix=True)
+            return llama_greedy(self.llm, prompt, max_new, self.eos, reuse_prefix=True,
+                                closes=closes)
         except ValueError as exc:
             # llama-cpp-python 0.3.x can overrun its score buffer while verifying a draft, and
             # the instance is unusable after that.
@@ -323,10 +350,11 @@ class _HfLookup:
     eos: frozenset[int]
     k: int
 
-    def __call__(self, prompt: Sequence[int], max_new: int) -> GreedyRun:
+    def __call__(self, prompt: Sequence[int], max_new: int,
+                 closes: Callable[[int], bool] | None = None) -> GreedyRun:
         # The baseline stops once prompt and output exceed the context: at most this many.
         room = self.n_ctx - len(prompt) + 1
-        run = hf_greedy(self.model, prompt, min(max_new, room), self.eos, self.k)
+        run = hf_greedy(self.model, prompt, min(max_new, room), self.eos, self.k, closes)
         if run.stop == "budget" and len(run.tokens) == room < max_new:
             return dataclasses.replace(run, stop="context")
         return run
@@ -340,8 +368,8 @@ def lookup_generator(backend: Backend, config: BackendConfig, k: int = 10) -> Lo
     ``config``, gives the context length and end-of-generation ids): llama.cpp's
     ``LlamaPromptLookupDecoding(num_pred_tokens=k)``, or Transformers'
     ``generate(prompt_lookup_num_tokens=k, do_sample=False)`` for ``backend="transformers"``.
-    Either stops where copygram's rewrite baseline stops: an end-of-generation id, ``max_new``
-    tokens, or a full context."""
+    Either stops where copygram's rewrite baseline stops: an end-of-generation id, the token
+    after which ``closes`` ends the output, ``max_new`` tokens, or a full context."""
     eos = backend.eos_token_ids
     if config.backend != "transformers":
         # Its draft model keeps logits for every position of the context (n_ctx rows of the

@@ -15,7 +15,7 @@ from copygram.decode.events import Completion, DoneEvent, Event, count_markup_fo
 from copygram.decode.loop import prompt_ids, stream_edit
 from copygram.decode.plain_text import check_prompt_fits, generate, prediction_source
 from copygram.decode.policies import TeacherPolicy, TextTeacher
-from copygram.decode.rewrite import edit_budget
+from copygram.decode.rewrite import edit_budget, file_end
 from copygram.decode.stats import RunStats
 from copygram.errors import ConfigError, GenerationError
 from copygram.language.formats import get_format
@@ -90,7 +90,8 @@ def replay_rewrite(session: EditSession, document: str, output: str, *, instruct
     rewrite mode sends rewrite mode's) prefilled, reusing what the cache holds of it, then
     :func:`~copygram.decode.plain_text.generate` drafting from ``prediction`` (default:
     ``document``), each draft verified in the forward that appends it. How fast rewrite mode is
-    for a perfect model: the stats' ``wall_s`` leaves the prefill out. Raises
+    for a perfect model: the stats' ``wall_s`` leaves the prefill out; it ends where rewrite
+    mode ends, after the line that closes the file's fence. Raises
     :class:`~copygram.errors.GenerationError` if the loop wrote anything but ``output`` (a bug)."""
     setup = session.setup()
     backend = setup.backend
@@ -103,8 +104,11 @@ def replay_rewrite(session: EditSession, document: str, output: str, *, instruct
     # end-of-generation id that ends the run, as a model's, where the budget is smaller.
     budget = edit_budget(setup, len(backend.tokenize(document)))
     events = list(generate(setup, prompt, teacher, max_tokens=max(budget, len(target) + 1),
-                           source=source))
+                           source=source, ends=file_end(document)))
     done = events[-1]
+    if isinstance(done, DoneEvent) and done.result.stop_reason == "stop":
+        # ``output`` goes on after its closing fence: the loop ends there, as the model's.
+        target = target[:len(done.result.token_ids)]
     if not isinstance(done, DoneEvent) or list(done.result.token_ids) != target:
         raise GenerationError("rewrite replay diverged from the output (a bug: please report "
                               "it)", partial_program="")

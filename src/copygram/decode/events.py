@@ -27,7 +27,8 @@ from copygram.language.types import LineRange
 
 StopReason = Literal["eos", "stop", "max_tokens", "context"]
 """Why a run ended: an end-of-generation token (EOS or end of turn; a program's end), a stop
-string, the token budget (``max_tokens``, or an edit's default budget), or a full context."""
+string or the line that closes a rewrite's fence (``"stop"``), the token budget
+(``max_tokens``, or an edit's default budget), or a full context."""
 
 
 def finish_reason(stop_reason: StopReason) -> Literal["stop", "length"]:
@@ -115,8 +116,10 @@ class EditResult:
     ``mode``: the mode that wrote ``text``, ``"program"`` or ``"rewrite"`` (a session in mode
     ``"auto"`` runs one of them per edit; a redone edit's is ``"rewrite"``). ``stop_reason``:
     why the run ended (:data:`StopReason`): a program always ends on its end (``"eos"``: one
-    that reaches its budget first is an error, not a result); a rewrite may end on its budget
-    or a full context, and then ``text`` is cut short (the edit check refuses it)."""
+    that reaches its budget first is an error, not a result); a rewrite ends on its end, after
+    the line that closes its file's fence (``"stop"``: what the model would write after it, an
+    explanation, never changes the file), on its budget or a full context, and then ``text`` is
+    cut short (the edit check refuses it)."""
 
     text: str
     program: Program

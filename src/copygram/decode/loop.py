@@ -20,11 +20,10 @@ that position (:meth:`~copygram.decode.forwards.Forwards.decide`; counted in
 same output on every run.
 
 :func:`run` is the loop over one prompt and one :class:`Job`; :func:`stream_edit` builds what a
-program-mode edit needs (the document split and tokenized once, the prompt, the format's
-constraint and drafter) and runs it. The loop's parts live by job: :mod:`~copygram.decode.meter`
-(choosing, consuming, forwarding, the output text, timings), :mod:`~copygram.decode.verify`
-(drafts, copies and blocks checked against the model) and :mod:`~copygram.decode.formats` (what
-differs by program format).
+program-mode edit needs (the prompt, the format's constraint and drafter) and runs it. Its
+parts: :mod:`~copygram.decode.meter` (choosing, consuming, forwarding, the output text,
+timings), :mod:`~copygram.decode.verify` (drafts, copies and blocks checked against the model),
+:mod:`~copygram.decode.formats` (what differs by program format).
 """
 
 from __future__ import annotations
@@ -58,6 +57,7 @@ from copygram.language.resolve import resolve
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
     from copygram.constraints import Constraint
+    from copygram.decode.text import LineEnd
 
 
 def prompt_ids(setup: EditSetup, document: str, instruction: str) -> list[int]:
@@ -111,8 +111,9 @@ class Job:
     """What one run of the loop writes, and how far it may go. An edit program: the document's
     constraint, its ``lines`` (which copies splice), the format's ``reader`` and drafter, a
     repeat guard, and a ``budget`` it must end within (else ``on_budget``'s error). Plain text:
-    a :class:`~copygram.constraints.free.FreeText` constraint and a drafter over the expected
-    text; it may end anywhere, so its budget ends it (``on_budget`` ``None``)."""
+    a :class:`~copygram.constraints.free.FreeText` constraint, a drafter over the expected text,
+    stop strings, and ``ends``, which makes each run's end rule (a rewrite's closing fence); it
+    may end anywhere, so its budget ends it (``on_budget`` ``None``)."""
 
     constraint: Constraint
     budget: Budget
@@ -120,6 +121,7 @@ class Job:
     reader: OpReader | None = None
     drafter: DraftSource | None = None
     stop: Sequence[str] = ()
+    ends: Callable[[], LineEnd] | None = None
     guard_repeats: bool = True
     unchanged: UnchangedBlocks | None = None
     on_budget: Callable[[Meter, StopReason], GenerationError] | None = None
@@ -215,11 +217,10 @@ def edit_job(setup: EditSetup, document: EditDocument, instruction: str, policy:
     ``touch_named`` and a ``language``, where the instruction targets definitions of the
     document (:func:`~copygram.language.targets.named_reach`), the constraint holds the
     program to reach one (each of those it lists together): a program that misses one is a
-    miss, redone in rewrite mode
-    (:mod:`copygram.decode.checked`), so the constraint takes away only programs that would
-    be thrown away; a rename's blocks are held to its definition and uses
-    (:func:`~copygram.language.targets.rename_scope`). ``None`` (a teacher's replay) leaves
-    the program free."""
+    miss, redone in rewrite mode (:mod:`copygram.decode.checked`), so the constraint takes
+    away only programs that would be thrown away; a rename's blocks are held to its definition
+    and uses (:func:`~copygram.language.targets.rename_scope`). ``None`` (a teacher's replay)
+    leaves the program free."""
     backend, options = setup.backend, setup.options
     program_format = decode_format(options)
     reading = edit_reading(document, instruction, language, reading)
@@ -281,7 +282,8 @@ def run(setup: EditSetup, prompt: list[int], policy: Policy,
     backend, options, constraint, reader = setup.backend, setup.options, job.constraint, job.reader
     drafter, budget = job.drafter, job.budget
     meter = Meter(backend, constraint, job.lines, policy, setup.token_bytes,
-                  options.tie_tolerance, stop=job.stop, guard_repeats=job.guard_repeats)
+                  options.tie_tolerance, stop=job.stop, end=job.ends and job.ends(),
+                  guard_repeats=job.guard_repeats)
     meter.verify_copies = options.verify_copies and reader is not None
     meter.unchanged = job.unchanged
     meter.runaway = job.runaway
@@ -381,8 +383,8 @@ def run(setup: EditSetup, prompt: list[int], policy: Policy,
 
 
 def _ended(meter: Meter, budget: Budget, open_ended: bool, *, fed: bool) -> StopReason | None:
-    """Why the run ends after the token just consumed, if it does: a stop string; for plain
-    text, its budget; a token the full cache cannot take (``fed``: it is in the cache)."""
+    """Why the run ends after the token just consumed, if it does: a stop string or end rule;
+    plain text's budget; a token the full cache cannot take (``fed``: it is in the cache)."""
     if meter.text.stopped:
         return "stop"
     if open_ended and len(meter.program_ids) >= budget.tokens:
@@ -393,5 +395,5 @@ def _ended(meter: Meter, budget: Budget, open_ended: bool, *, fed: bool) -> Stop
 
 
 __all__ = ["Job", "Output", "budget_error", "check_fits", "constraint_accepts_end", "edit_job",
-           "edit_reading", "prefill", "prepare", "prompt_document", "prompt_ids", "prompt_instruction", "run",
-           "run_edit", "stream_edit"]
+           "edit_reading", "prefill", "prepare", "prompt_document", "prompt_ids",
+           "prompt_instruction", "run", "run_edit", "stream_edit"]

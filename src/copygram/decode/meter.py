@@ -15,7 +15,7 @@ from copygram.decode.budgets import RepeatGuard, RunawayGuard
 from copygram.decode.events import CopyEvent, SpanEvent, TokenEvent
 from copygram.decode.forwards import Forwards
 from copygram.decode.policies import Policy
-from copygram.decode.text import OutputText
+from copygram.decode.text import LineEnd, OutputText
 from copygram.decode.unchanged import UnchangedBlocks
 from copygram.errors import GenerationError, LengthError
 from copygram.language.types import LineRange
@@ -30,7 +30,8 @@ class Meter(Forwards):
     forwarding (:class:`~copygram.decode.forwards.Forwards`), with timings.
 
     It keeps the output text (:attr:`text`: the program text, or plain text cut at a ``stop``
-    string), whose byte offsets the token events carry. ``guard_repeats``: a run that writes
+    string or after the line its ``end`` rule ends it on), whose byte offsets the token events
+    carry. ``guard_repeats``: a run that writes
     the same line :data:`~copygram.decode.budgets.REPEAT_LIMIT` times in a row, or a block of
     lines three times, is an error (an edit program's guard,
     :class:`~copygram.decode.budgets.RepeatGuard`; plain text may repeat itself)."""
@@ -38,10 +39,10 @@ class Meter(Forwards):
     def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
                  policy: Policy, token_bytes: Sequence[bytes],
                  tie_tolerance: float | None = None, *, stop: Sequence[str] = (),
-                 guard_repeats: bool = True) -> None:
+                 end: LineEnd | None = None, guard_repeats: bool = True) -> None:
         super().__init__(backend, policy, tie_tolerance)
         self.constraint, self.lines = constraint, lines
-        self.text = OutputText(token_bytes, stop)
+        self.text = OutputText(token_bytes, stop, end)
         self.program_ids: list[int] = []  # the output's tokens, in the order consumed
         self.verify_copies = False  # copy_check: cut copies where the model disagrees
         self._token_bytes = token_bytes

@@ -20,7 +20,7 @@ what the backend's ``BatchProfile`` says for its size, plus one forward per near
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, cast
 
 from copygram.constraints.free import FreeText
@@ -42,29 +42,31 @@ from copygram.errors import DocumentError
 
 if TYPE_CHECKING:
     from copygram.backends.base import Backend
+    from copygram.decode.text import LineEnd
 
 
 def plain_job(setup: EditSetup, max_tokens: int, source: DraftSource | None = None,
-              stop: Sequence[str] = ()) -> Job:
+              stop: Sequence[str] = (), ends: Callable[[], LineEnd] | None = None) -> Job:
     """The loop's job for plain text: at most ``max_tokens`` tokens, drafted by ``source``,
-    cut at the first ``stop`` string."""
+    cut at the first ``stop`` string, ended after the line ``ends``' rule ends it on."""
     backend = setup.backend
     constraint = FreeText(backend.vocab_size, setup.token_bytes,
                           min(backend.eos_token_ids, default=-1))
     return Job(constraint, Budget(max_tokens, "max_new_tokens"), drafter=source, stop=stop,
-               guard_repeats=False)
+               ends=ends, guard_repeats=False)
 
 
 def generate(setup: EditSetup, prompt: list[int], policy: Policy, *, max_tokens: int,
-             source: DraftSource | None = None,
-             stop: Sequence[str] = ()) -> Iterator[CompletionEvent]:
-    """Generate after ``prompt`` until an end-of-generation token, a stop string, ``max_tokens``
-    generated tokens or a full context; drafts from ``source`` are verified as they go. Yields
+             source: DraftSource | None = None, stop: Sequence[str] = (),
+             ends: Callable[[], LineEnd] | None = None) -> Iterator[CompletionEvent]:
+    """Generate after ``prompt`` until an end-of-generation token, a stop string, the line an
+    end rule (made by ``ends``) ends on (stop reason ``"stop"``), ``max_tokens`` generated
+    tokens or a full context; drafts from ``source`` are verified as they go. Yields
     :class:`PrefillEvent` s while the prompt is read, a :class:`TokenEvent` per token chosen
     alone, a :class:`SpanEvent` per accepted draft and last a :class:`DoneEvent` with the
     :class:`Completion`."""
     events = cast("Generator[PrefillEvent | TokenEvent | SpanEvent, None, Output]",
-                  run(setup, prompt, policy, plain_job(setup, max_tokens, source, stop)))
+                  run(setup, prompt, policy, plain_job(setup, max_tokens, source, stop, ends)))
     output = yield from events
     output.stats.output_tokens = len(output.token_ids)
     yield DoneEvent(Completion(text=output.text, raw=output.raw, token_ids=output.token_ids,

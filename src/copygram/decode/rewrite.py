@@ -5,15 +5,16 @@ The prompt is :class:`~copygram.decode.prompt.RewritePromptBuilder`'s (the sessi
 builder), the loop is :func:`copygram.decode.plain_text.generate` with a
 :class:`~copygram.decode.drafting.prediction.PredictionDrafter` over the draft text, and the edited
 document is :func:`extract_document` of the model's raw output. Under greedy decoding the output
-is token-identical to a plain step-by-step greedy decode of the same prompt (docs/rewrite.md);
-the output budget is :func:`rewrite_budget` of the document unless the session sets
-``max_new_tokens``.
+is token-identical to a plain step-by-step greedy decode of the same prompt (docs/rewrite.md)
+that ends where it does: an end-of-generation token, the line closing the file's fence
+(:func:`file_end`), or the output budget, :func:`rewrite_budget` of the document unless the
+session sets ``max_new_tokens``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from copygram.decode.document import EditDocument
 from copygram.decode.events import DoneEvent, EditResult, Event
@@ -21,6 +22,7 @@ from copygram.decode.loop import check_fits, prompt_ids
 from copygram.decode.plain_text import generate, prediction_source
 from copygram.decode.policies import Policy
 from copygram.decode.setup import EditSetup
+from copygram.decode.text import LineEnd, OutputText
 from copygram.language.ops import Gen, Program
 
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})[^\n`]*\n")
@@ -122,6 +124,48 @@ def _without_stray_fence(text: str, document: str) -> str:
     return text
 
 
+def file_end(document: str) -> Callable[[], LineEnd] | None:
+    """The end rule of a rewrite of ``document`` (one per run, :data:`LineEnd`): the output
+    ends after the line that closes the file, the first line holding just a fence marker
+    (```` ``` ````, ``~~~``) that does not open it. Nothing the output could write after that
+    line changes :func:`extract_document`'s file, which ends before it, so the model's
+    explanation after its closing fence is never decoded (nor its budget spent on one, which
+    would leave the rewrite unfinished). A fence line opens the file where it is the output's
+    first fence line and no line before it is a line of ``document``; a fence line with a tag
+    after that (```` ```python ````) is part of the file. ``None`` where ``document`` has a
+    line holding just a fence marker (a Markdown file's code block): there the closing fence
+    is the last one past the document's count, which only the whole output tells."""
+    lines = document.splitlines()
+    if any(_BARE_FENCE.fullmatch(line) for line in lines):
+        return None
+    own = frozenset(line.strip() for line in lines)
+
+    def rule() -> LineEnd:
+        opened = False  # a fence line seen, or a line of the document: a bare fence closes
+
+        def ended(line: str) -> bool:
+            nonlocal opened
+            if _BARE_FENCE.fullmatch(line.rstrip("\r\n")):
+                if opened:
+                    return True
+                opened = True
+            elif _FENCE_OPEN.fullmatch(line) or line.strip() in own and line.strip():
+                opened = True
+            return False
+
+        return ended
+
+    return rule
+
+
+def closes_file(token_bytes: Sequence[bytes], document: str) -> Callable[[int], bool] | None:
+    """:func:`file_end` for a decode that goes token by token outside the loop (the plain
+    greedy baseline, a peer): a fresh function of each output token, in order, that says
+    whether the output ends after it; ``None`` where the rewrite has no such end."""
+    ends = file_end(document)
+    return None if ends is None else OutputText(token_bytes, end=ends()).push
+
+
 def rewrite_budget(document_tokens: int) -> int:
     """A rewrite's output budget: 1.5x the document's tokens plus 64 (a bug fix barely changes a
     file's length; the slack covers fences and a few new lines)."""
@@ -150,7 +194,8 @@ def stream_rewrite(setup: EditSetup, document: EditDocument, instruction: str,
     check_fits(setup.backend, prompt, document)
     budget = edit_budget(setup, len(document.tokens) if budget_tokens is None else budget_tokens)
     source = prediction_source(setup, document.text if prediction is None else prediction, prompt)
-    for event in generate(setup, prompt, policy, max_tokens=budget, source=source):
+    for event in generate(setup, prompt, policy, max_tokens=budget, source=source,
+                          ends=file_end(document.text)):
         if not isinstance(event, DoneEvent):
             yield event
             continue
@@ -162,4 +207,4 @@ def stream_rewrite(setup: EditSetup, document: EditDocument, instruction: str,
                                    stop_reason=completion.stop_reason), event.text)
 
 
-__all__ = ["edit_budget", "extract_document", "rewrite_budget", "stream_rewrite"]
+__all__ = ["closes_file", "edit_budget", "extract_document", "file_end", "rewrite_budget", "stream_rewrite"]

@@ -5,17 +5,28 @@ character or while its end could still begin a stop string."""
 from __future__ import annotations
 
 import codecs
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+LineEnd = Callable[[str], bool]
+"""A plain-text run's end rule, one per run: called with each complete output line (its line
+break included), in order; ``True`` ends the output after that line (rewrite mode: the line
+that closes the file's fence, :func:`copygram.decode.rewrite.file_end`)."""
 
 
 class OutputText:
     """The output of one run, token by token. :meth:`push` takes a token's bytes, :meth:`take`
     returns the text made final since the last call, :meth:`rewind` takes bytes back (a
     retracted program tail), :meth:`finish` releases the rest. O(token) per push, plus a scan of
-    the held-back tail per stop string."""
+    the held-back tail per stop string. ``end``: a :data:`LineEnd`, asked about each line as
+    it is released; where it says so the output ends after that line, like a stop string that
+    keeps its text (``stopped``; the rest of the token's text is dropped from :attr:`text`,
+    kept in the raw output)."""
 
-    def __init__(self, token_bytes: Sequence[bytes], stop: Sequence[str] = ()) -> None:
+    def __init__(self, token_bytes: Sequence[bytes], stop: Sequence[str] = (),
+                 end: LineEnd | None = None) -> None:
         self._token_bytes = token_bytes
+        self._end = end
+        self._line = ""  # released text after the last line break (the end rule's)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._stop = [s for s in stop if s]
         self._longest_stop = max(map(len, self._stop), default=1)
@@ -54,11 +65,25 @@ class OutputText:
                     hold = size
                     break
         self._release(text[: len(text) - hold])
-        self._pending = text[len(text) - hold :]
+        self._pending = "" if self.stopped else text[len(text) - hold :]
 
     def _release(self, text: str) -> None:
+        if self._end is not None:
+            text = self._until_end(text)
         self._released.append(text)
         self._new += text
+
+    def _until_end(self, text: str) -> str:
+        """``text`` up to the line break after which the end rule ends the output (then
+        ``stopped``), else all of it."""
+        start = 0
+        while (brk := text.find("\n", start)) >= 0:
+            line, self._line, start = self._line + text[start:brk + 1], "", brk + 1
+            if self._end is not None and self._end(line):
+                self.stopped = True
+                return text[:start]
+        self._line += text[start:]
+        return text
 
     def take(self) -> str:
         """The text released since the last call."""
@@ -66,7 +91,8 @@ class OutputText:
         return new
 
     def rewind(self, n_bytes: int) -> int:
-        """Keep the first ``n_bytes`` bytes only (no stop strings: program text). Returns where
+        """Keep the first ``n_bytes`` bytes only (no stop strings or end rule: program text).
+        Returns where
         the text released now ends, in bytes: ``n_bytes``, or the start of the character that
         byte ``n_bytes`` cuts (its bytes kept, released once complete). O(output)."""
         del self._data[n_bytes:]

@@ -18,7 +18,7 @@ from copygram.backends.prefix_store import Snapshots
 from copygram.bench.data import EditRow
 from copygram.bench.quality.bound import copy_bound
 from copygram.bench.quality.scoring import Approach, ApproachResult
-from copygram.decode.rewrite import extract_document, rewrite_budget
+from copygram.decode.rewrite import closes_file, extract_document, rewrite_budget
 from copygram.decode.stats import RunStats
 from copygram.errors import CopygramError
 
@@ -37,8 +37,9 @@ __all__ = ["PLACEHOLDER_INSTRUCTION", "LookupPeer", "PrefixPrimer", "RewriteBase
 class RewriteOutput:
     """A plain greedy rewrite: ``text`` (:func:`extract_document` of ``raw``) and what it cost.
 
-    ``stop`` is ``"eos"``, ``"budget"`` (``budget`` tokens decoded) or ``"context"`` (the
-    context filled first). ``prefill_s`` is the batched forward of the prompt but its last token;
+    ``stop`` is ``"eos"``, ``"stop"`` (the line that closes the file's fence, as rewrite mode
+    ends: :func:`~copygram.decode.rewrite.file_end`), ``"budget"`` (``budget`` tokens decoded)
+    or ``"context"`` (the context filled first). ``prefill_s`` is the batched forward of the prompt but its last token;
     ``decode_s`` every one-token step after it, the prompt's last token first (so that it splits
     a call where rewrite mode's :class:`~copygram.decode.stats.RunStats` splits one:
     ``prefill_s`` and ``wall_s``).
@@ -106,7 +107,8 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
     prompt's last token too (the reference in ``tests/decode/stepwise.py``).
 
     The prompt and budget are :func:`rewrite_request`'s; greedy is ``argmax`` (ties to the lowest
-    id); decoding stops at an end-of-generation id, at the budget, or when the context is full.
+    id); decoding stops at an end-of-generation id, after the line that closes the file's fence
+    (as rewrite mode's does), at the budget, or when the context is full.
     Raises :class:`~copygram.errors.DocumentError` if the prompt alone fills the context.
     """
     from copygram.decode.loop import prefill
@@ -115,6 +117,7 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
                                          prompt_builder=prompt_builder,
                                          max_new_tokens=max_new_tokens)
     eos = backend.eos_token_ids
+    closes = closes_file(backend.token_bytes(), document)
     tick = time.perf_counter()
     # On llama.cpp a row of a batched forward differs slightly from a one-token step, which can
     # flip a near-tie; plain greedy reads every choice from a one-token step, the first one
@@ -137,6 +140,9 @@ def rewrite_decode(backend: Backend, document: str, instruction: str, *,
             stop = "eos"
             break
         out.append(token)
+        if closes is not None and closes(token):
+            stop = "stop"
+            break
         if len(out) >= budget:
             break
         if backend.n_tokens + 1 > backend.context_length:
@@ -174,7 +180,8 @@ class RewriteBaseline:
 class LookupPeer:
     """A prompt-lookup peer (:func:`copygram.bench.peers.lookup_generator`) as an
     :data:`Approach`: the baseline's prompt ids and budget (:func:`rewrite_request`), decoded by
-    ``generate``, detokenized by ``backend`` and fence-stripped like the baseline. Its stats:
+    ``generate`` (ended where the baseline ends), detokenized by ``backend`` and fence-stripped
+    like the baseline. Its stats:
     ``decoded_tokens`` (every output token: the peer does not say which came from a draft),
     ``forwards`` after the prompt's, ``prompt_tokens``, ``budget``, ``stop`` and ``raw``."""
 
@@ -195,7 +202,8 @@ class LookupPeer:
             prompt_ids, budget = rewrite_request(self.backend, row.before, row.instruction,
                                                  prompt_builder=self.prompt_builder,
                                                  max_new_tokens=self.max_new_tokens)
-            run = self.generate(prompt_ids, budget)
+            run = self.generate(prompt_ids, budget,
+                                closes_file(self.backend.token_bytes(), row.before))
         except CopygramError as exc:
             return None, {}, f"{type(exc).__name__}: {exc}"
         raw = self.backend.detokenize(run.tokens) if run.tokens else ""
