@@ -226,6 +226,24 @@ def test_a_damaging_program_is_redone_in_rewrite_mode_and_streamed(
     assert refused.json()["error"]["code"] == "damaged_edit"
 
 
+def test_a_path_names_what_the_edit_is_checked_as(make_client: MakeClient) -> None:
+    # A YAML file is prose to a server that sees only its text: a key written twice would be
+    # written back as a success. With its path, it is parsed as YAML, and the edit refused.
+    config = "name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"
+    twice = config + "jobs:\n  lint:\n    runs-on: ubuntu-latest\n"
+    client = make_client(ScriptedBackend(reply=twice), mode="rewrite")
+    edit = {"model": MODEL, "document": config, "instruction": "Add a lint job."}
+    blind = client.post("/v1/edits", json=edit)
+    assert blind.status_code == 200 and blind.json()["text"] == twice
+    refused = client.post("/v1/edits", json={**edit, "path": "ci/.github/workflows/ci.yml"})
+    assert_openai_error(refused, 500)
+    assert refused.json()["error"]["code"] == "damaged_edit"
+    assert "jobs" in refused.json()["error"]["message"]
+    # A suffix it does not know leaves the text to be guessed, as before.
+    assert client.post("/v1/edits", json={**edit, "path": "notes.txt"}).status_code == 200
+    assert_openai_error(client.post("/v1/edits", json={**edit, "path": 7}), 400, "path")
+
+
 def sse_events(text: str) -> list[Any]:
     """The ``data:`` payloads of a server-sent event stream: JSON, or the string ``[DONE]``."""
     events: list[Any] = []

@@ -135,7 +135,8 @@ def program_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
 
     started, redone = False, False
     try:
-        for event in session.stream(request.document, request.instruction):
+        for event in session.stream(request.document, request.instruction,
+                                    language=request.language):
             if not computed(event):
                 continue
             if not started:
@@ -209,7 +210,8 @@ def rewrite_edit(session: EditSession, request: EditRequest) -> Iterator[Item]:
 
     started = False
     try:
-        for event in session.stream(request.document, request.instruction, request.prediction):
+        for event in session.stream(request.document, request.instruction, request.prediction,
+                                    language=request.language):
             if not computed(event):
                 continue
             if not started:
@@ -245,7 +247,8 @@ def request_mode(session: EditSession, request: EditRequest) -> str:
     mode = request.mode or session.mode
     if mode == "auto":
         auto = session if session.mode == "auto" else session.derive(mode="auto")
-        return auto.mode_for(request.document, request.instruction, request.prediction)
+        return auto.mode_for(request.document, request.instruction, request.prediction,
+                             language=request.language)
     if request.prediction is not None and mode == "program":
         raise ApiError(400, "'prediction' drafts a rewrite, and this server's edits are "
                        "programs: send mode 'rewrite' or 'auto' with it", param="prediction",

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from copygram.language.damage import language_for_path
+
 JSONObject = dict[str, object]
 
 MAX_STOP: Final = 4  # stop sequences, as OpenAI allows
@@ -352,10 +354,18 @@ class EditRequest:
     stream: bool = False
     model: str | None = None
     generation: Generation = Generation()
+    # The file's name: its suffix says what the edit is checked as (a .yaml file is parsed as
+    # YAML, not read as prose), as copygram edit reads a path; None: guessed from the text.
+    path: str | None = None
+
+    @property
+    def language(self) -> str | None:
+        """The language ``path``'s suffix names, or ``None`` (guessed from the document)."""
+        return None if self.path is None else language_for_path(self.path)
 
 
 _EDIT_KEYS: Final = _GENERATION_KEYS | {"model", "document", "instruction", "mode", "prediction",
-                                        "stream"}
+                                        "stream", "path"}
 
 
 def parse_edit(body: JSONObject) -> EditRequest:
@@ -372,4 +382,5 @@ def parse_edit(body: JSONObject) -> EditRequest:
     return EditRequest(document=document, instruction=instruction,
                        mode=next((m for m in MODES if m == mode), None),
                        prediction=prediction, stream=_bool(body, "stream"),
-                       model=_string(body, "model"), generation=_generation(body))
+                       model=_string(body, "model"), generation=_generation(body),
+                       path=_string(body, "path") or None)
