@@ -207,4 +207,5 @@ def stream_rewrite(setup: EditSetup, document: EditDocument, instruction: str,
                                    stop_reason=completion.stop_reason), event.text)
 
 
-__all__ = ["closes_file", "edit_budget", "extract_document", "file_end", "rewrite_budget", "stream_rewrite"]
+__all__ = ["closes_file", "edit_budget", "extract_document", "file_end", "rewrite_budget",
+           "stream_rewrite"]
