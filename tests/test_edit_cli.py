@@ -788,7 +788,7 @@ def test_the_summary_says_when_lines_were_put_in_the_file_s_indentation(
                + BLOCK_CLOSE)
     use_session(monkeypatch, lambda: EditSession(
         PromptedBackend(checked.TABBED, replies=(("", program),)), mode="program",
-        focus_tokens=4096))
+        focus_tokens=4096, tabs_as_spaces=False))  # the file shown in tabs, as it was
     path = tmp_path / "stats.py"
     path.write_text(checked.TABBED)
     assert run_cli([str(path), "-i", "Fix median.", "--in-place"]) == 0

@@ -8,7 +8,15 @@ import ast
 from hypothesis import given
 from hypothesis import strategies as st
 
-from copygram.language.indent_style import TAB, indent_unit, relaid, relaid_text, restyled
+from copygram.language.indent_style import (
+    TAB,
+    indent_unit,
+    relaid,
+    relaid_text,
+    restyled,
+    spaced_view,
+    tabbed,
+)
 from copygram.language.lines import split_lines
 
 FOUR = '''def mean(xs):
@@ -148,3 +156,34 @@ def test_restyled_never_changes_what_a_line_says_or_how_many_there_are(four: str
         assert [line.lstrip(" \t") for line in split_lines(text)] == \
             [line.lstrip(" \t") for line in split_lines(edit)]
     assert restyled(document, document) == (document, 0)
+
+
+@given(python_files(), st.lists(st.sampled_from(["", " ", "  ", "   ", "    ", TAB]), max_size=4),
+       st.integers(0, 60))
+def test_a_tab_file_s_spaced_view_goes_back_exactly(four: str, leads: list[str],
+                                                    at: int) -> None:
+    # A tab-indented file, perhaps with a line led by other whitespace spliced in: its view
+    # goes back to it exactly, or there is none; a view holds no tab where a line begins.
+    lines = split_lines(in_unit(four, TAB))
+    for lead in leads:
+        lines.insert(at % (len(lines) + 1), f"{TAB}{lead}x = 1\n")
+    document = "".join(lines)
+    view = spaced_view(document)
+    if view is None:
+        assert indent_unit(lines) != TAB or tabbed(relaid_text(document, TAB, "    ")) != document
+        return
+    assert tabbed(view) == document
+    assert not any(line.startswith(TAB) for line in split_lines(view))
+    assert [line.lstrip(" \t") for line in split_lines(view)] == \
+        [line.lstrip(" \t") for line in lines]
+
+
+def test_no_view_of_a_file_not_indented_by_tabs_or_one_that_would_not_come_back() -> None:
+    assert spaced_view(FOUR) is None and spaced_view(in_unit(FOUR, "  ")) is None
+    tabs = in_unit(FOUR, TAB)
+    assert spaced_view(tabs) == FOUR
+    # Four spaces of alignment after a tab would come back as a second tab.
+    assert spaced_view(tabs.replace(f"{TAB}n = len(s)", f"{TAB}    n = len(s)")) is None
+    # A C block comment's continuation lines keep their one space.
+    c = "int f(void) {\n\t/* a\n\t * b */\n\treturn 0;\n}\n"
+    assert tabbed(spaced_view(c) or "") == c

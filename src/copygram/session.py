@@ -46,8 +46,11 @@ from copygram.decode.rewrite import stream_rewrite
 from copygram.decode.sampling import Sampling
 from copygram.decode.scoped import kept_text, scoped_redo, scoped_rewrite
 from copygram.decode.setup import EditSetup, draft_config, sampling
+from copygram.decode.tab_view import in_tabs
 from copygram.errors import ConfigError
 from copygram.language.damage import PROSE, code_language, guess_language
+from copygram.language.indent_style import asks_layout, spaced_view
+from copygram.language.parsers import LANGUAGES
 from copygram.language.reading import Reading, read_edit
 
 if TYPE_CHECKING:
@@ -157,9 +160,21 @@ class EditSession:
                language: str | None = None) -> Iterator[Event]:
         """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent (a
         program-mode edit redone in rewrite mode yields a RedoEvent, then rewrite mode's)."""
-        doc = EditDocument(document, self.backend.tokenize)
         if language is None:  # guessed once, for the choice of mode and the check alike
             language = guess_language(document) or PROSE
+        view = None
+        if (self.options.tabs_as_spaces and self.mode != "rewrite" and prediction is None
+                and language in LANGUAGES and not asks_layout(instruction)):
+            view = spaced_view(document)
+        if view is None:
+            return self._stream(document, instruction, prediction, language)
+        # The model edits a tab-indented file better in its own four spaces (decode.tab_view).
+        return in_tabs(self._stream(view, instruction, None, language), document, view,
+                       language, self.options.on_damage)
+
+    def _stream(self, document: str, instruction: str, prediction: str | None,
+                language: str) -> Iterator[Event]:
+        doc = EditDocument(document, self.backend.tokenize)
         # A data file is prose to every reader but the damage check, which parses it.
         checks, language = language, code_language(language)
         # Read once, for the choice of mode, the program's prompt and constraint and the redo.

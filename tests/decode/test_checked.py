@@ -292,11 +292,19 @@ def test_a_function_written_back_in_four_spaces_keeps_the_file_s_tabs() -> None:
     # was laid out in tabs too: the fixed function written back in four spaces.
     program = BLOCK_OPEN + "def median(values):\n" + DIVIDER + MEDIAN_FIXED + BLOCK_CLOSE
     backend = PromptedBackend(TABBED, replies=(("", program),))
-    result = EditSession(backend, mode="program", focus_tokens=4096).edit(TABBED, "Fix median.")
+    # (With the file shown in tabs: by default the model reads it in four spaces, below.)
+    result = EditSession(backend, mode="program", focus_tokens=4096,
+                         tabs_as_spaces=False).edit(TABBED, "Fix median.")
     assert result.text == relaid_text(FIXED, "    ", "\t")
     assert result.stats.restyled_lines == sum(1 for line in MEDIAN_FIXED.splitlines()
                                               if line.startswith(" "))
     assert result.redone is None and result.damage == ()
+    # Shown the file in four spaces (decode.tab_view), its block is in the view's own unit,
+    # and the result goes back in tabs as a whole.
+    viewed = EditSession(PromptedBackend(relaid_text(TABBED, "\t", "    "),
+                                         replies=(("", program),)),
+                         mode="program", focus_tokens=4096).edit(TABBED, "Fix median.")
+    assert viewed.text == result.text and viewed.stats.restyled_lines == 0
     # Asked for that layout, it is what was asked for.
     asked = EditSession(PromptedBackend(TABBED, replies=(("", program),)), mode="program",
                         focus_tokens=4096).edit(TABBED, "Fix median and indent it by spaces.")

@@ -211,6 +211,10 @@ class SessionConfig:
     # Program mode, blocks: a document of more than this many tokens whose instruction targets
     # its definitions is shown as a view of them (language.focus; 0: the whole document)
     focus_tokens: int = field(default=FOCUS_TOKENS, metadata=ROUTE)
+    # A code file indented by tabs is shown to the model in four spaces a depth and its edit
+    # written back in tabs (decode.tab_view; not in mode "rewrite", which is plain greedy's
+    # output, nor with a prediction)
+    tabs_as_spaces: bool = field(default=True, metadata=ROUTE)
     # Mode "auto": documents in these languages (copygram.language.parsers.LANGUAGES) are
     # always rewritten, whatever their length
     auto_rewrite_languages: tuple[str, ...] = field(default=AUTO_REWRITE_LANGUAGES,
@@ -258,6 +262,7 @@ class SessionConfig:
                                              "auto_rewrite_tokens)"),
             "focus_tokens": check_int("focus_tokens", self.focus_tokens, minimum=0,
                                       note=" (0: the whole document always)"),
+            "tabs_as_spaces": check_flag("tabs_as_spaces", self.tabs_as_spaces),
             "auto_rewrite_languages": check_languages("auto_rewrite_languages",
                                                       self.auto_rewrite_languages),
             "unset": self.unset | {key for key in _RESOLVED if getattr(self, key) in ("", None)},
