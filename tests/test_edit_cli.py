@@ -795,3 +795,11 @@ def test_the_summary_says_when_lines_were_put_in_the_file_s_indentation(
     assert path.read_text() == relaid_text(checked.FIXED, "    ", "\t")
     assert "line(s) in another indentation than the file's; written in the file's" in (
         capsys.readouterr().err)
+    # By default the model reads the file in four spaces, and the summary says so.
+    use_session(monkeypatch, lambda: EditSession(
+        PromptedBackend(relaid_text(checked.TABBED, "\t", "    "), replies=(("", program),)),
+        mode="program", focus_tokens=4096))
+    path.write_text(checked.TABBED)
+    assert run_cli([str(path), "-i", "Fix median.", "--in-place"]) == 0
+    assert path.read_text() == relaid_text(checked.FIXED, "    ", "\t")
+    assert "the file's tabs were shown to the model as four spaces" in capsys.readouterr().err

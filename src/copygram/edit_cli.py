@@ -244,6 +244,9 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
     if not args.quiet and stats.restyled_lines:
         print(f"{name}the model wrote {stats.restyled_lines} line(s) in another indentation "
               "than the file's; written in the file's", file=sys.stderr)
+    if not args.quiet and stats.tabbed_lines:
+        print(f"{name}the file's tabs were shown to the model as four spaces; "
+              f"{stats.tabbed_lines} line(s) of the edit written back in tabs", file=sys.stderr)
     if not args.quiet and result.mode == "rewrite":
         print(
             f"{name}rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "

@@ -37,6 +37,7 @@ def test_a_rewrite_of_the_view_is_written_back_in_tabs() -> None:
     result = EditSession(backend).edit(DOCUMENT, "Make it return 2 when x is set.")
     assert result.mode == "rewrite" and result.text == FIXED
     assert resolve(result.program, DOCUMENT) == FIXED
+    assert result.stats.tabbed_lines == 3  # the indented lines
     # The model read the file in four spaces.
     assert "    if x:" in prompt_of(backend) and "\tif x:" not in prompt_of(backend)
 

@@ -54,6 +54,9 @@ class RunStats:
     # Lines the edit wrote in another indentation unit than the document's (four spaces in a
     # file indented with tabs), put back in the document's (copygram.language.indent_style).
     restyled_lines: int = 0
+    # A tab-indented file shown to the model in four spaces a depth, the edit written back in
+    # tabs (copygram.decode.tab_view): the lines of the result that went back to tabs.
+    tabbed_lines: int = 0
     # A scoped rewrite (copygram.decode.scoped): the lines of the document its excerpt showed
     # (0: the whole file was the rewrite's document).
     scope_lines: int = 0

@@ -61,6 +61,9 @@ def in_tabs(events: Iterator[Event], document: str, view: str, language: str,
 def _tabbed(result: EditResult, document: str) -> EditResult:
     """``result`` (of the view) in tabs: text, program, and the edit it redid."""
     text = tabbed(result.text)
+    result.stats.tabbed_lines = sum(a != b for a, b in zip(split_lines(text),
+                                                           split_lines(result.text),
+                                                           strict=True))
     program = _tabbed_program(result.program)
     if resolve(program, document) != text:  # a program that does not name whole lines
         program = Program([Gen(text)] if text else [])

@@ -82,7 +82,7 @@ class SessionHolder:
 STAT_KEYS = ("prompt_tokens", "output_tokens", "decoded_tokens", "forced_tokens",
              "spliced_tokens", "drafted_tokens", "rejected_tokens", "forwards", "tie_steps",
              "copy_ops", "gen_ops", "unchanged_retries", "doc_renames", "restored_definitions",
-             "restored_documentation", "restyled_lines",
+             "restored_documentation", "restyled_lines", "tabbed_lines",
              "prefill_s", "decode_s", "splice_s", "constraint_s", "wall_s")
 
 
