@@ -246,7 +246,7 @@ def _summarise(args: argparse.Namespace, session: EditSession, result: EditResul
               "than the file's; written in the file's", file=sys.stderr)
     if not args.quiet and stats.tabbed_lines:
         print(f"{name}the file's tabs were shown to the model as four spaces; "
-              f"{stats.tabbed_lines} line(s) of the edit written back in tabs", file=sys.stderr)
+              f"{stats.tabbed_lines} indented line(s) written back in tabs", file=sys.stderr)
     if not args.quiet and result.mode == "rewrite":
         print(
             f"{name}rewrite: {stats.decoded_tokens} decoded + {stats.drafted_tokens} "
