@@ -42,6 +42,17 @@ def test_a_rewrite_of_the_view_is_written_back_in_tabs() -> None:
     assert "    if x:" in prompt_of(backend) and "\tif x:" not in prompt_of(backend)
 
 
+def test_an_edit_the_view_refused_is_attached_in_tabs() -> None:
+    # A program that damaged the view, with no redo: refused, and its text in the file's tabs.
+    block = f"{BLOCK_OPEN}def f(x):\n{DIVIDER}def f(x):\n    if x:\n{BLOCK_CLOSE}"
+    session = EditSession(ScriptedBackend(reply=block), mode="program", on_damage="error")
+    with pytest.raises(DamagedEditError) as refused:
+        session.edit(DOCUMENT, "Fix f: return 2 when x is set.")
+    attached = refused.value.result
+    assert isinstance(attached, EditResult) and "\tif x:\n" in attached.text
+    assert "    " not in attached.text
+
+
 def test_a_program_on_the_view_resolves_against_the_file() -> None:
     block = (f"{BLOCK_OPEN}def f(x):\n{DIVIDER}def f(x):\n    if x:\n        return 2\n"
              f"    return 0\n{BLOCK_CLOSE}")
@@ -88,7 +99,11 @@ def test_a_result_that_tabs_would_break_is_refused() -> None:
     document = "def f():\n\tif x:\n\t\treturn 1\n"
     view = spaced_view(document) or ""
     result = "def f():\n      if x:\n        return 1\n"
-    with pytest.raises(DamagedEditError, match="no longer parses"):
+    with pytest.raises(DamagedEditError, match="no longer parses") as refused:
         list(in_tabs(done(result), document, view, "python", "rewrite"))
+    # What --force would write is the edit in the file's tabs.
+    attached = refused.value.result
+    assert isinstance(attached, EditResult)
+    assert attached.text == "def f():\n\t  if x:\n\t\treturn 1\n"
     (kept,) = in_tabs(done(result), document, view, "python", "keep")
     assert isinstance(kept, DoneEvent) and [d.kind for d in kept.result.damage] == ["parse"]

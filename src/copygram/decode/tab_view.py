@@ -33,7 +33,18 @@ def in_tabs(events: Iterator[Event], document: str, view: str, language: str,
     parsed in the view and no longer does in tabs (Python reads a tab and spaces after it as
     another depth than spaces alone) is refused, :class:`~copygram.errors.DamagedEditError`
     (kept, marked, where ``on_damage`` is ``"keep"``): never written as a success.
-    ``language``: as :func:`~copygram.language.damage.find_damage` takes it."""
+    ``language``: as :func:`~copygram.language.damage.find_damage` takes it. An edit the view
+    refused is refused with its result in tabs too (``--force`` writes what it shows)."""
+    try:
+        yield from _in_tabs(events, document, view, language, on_damage)
+    except DamagedEditError as exc:
+        if isinstance(exc.result, EditResult):
+            exc.result = _tabbed(exc.result, document)
+        raise
+
+
+def _in_tabs(events: Iterator[Event], document: str, view: str, language: str,
+             on_damage: str) -> Iterator[Event]:
     for event in events:
         if not isinstance(event, DoneEvent):
             yield event
@@ -48,13 +59,12 @@ def in_tabs(events: Iterator[Event], document: str, view: str, language: str,
                 yield DoneEvent(dataclasses.replace(back, damage=(*back.damage, *broke)),
                                 event.text)
                 return
-            raise DamagedEditError(
+            raise DamagedEditError(  # its result goes back to tabs in in_tabs
                 "the edit would damage the file, so it was not applied: written back in the "
                 f"file's tabs it no longer parses ({'; '.join(map(str, broke))}): the model "
                 "wrote it in four spaces a depth with depths that tabs cannot show. Set "
                 "tabs_as_spaces = false in the [route] table to edit the file in tabs",
-                result=dataclasses.replace(back, damage=tuple(broke)),
-                damage=tuple(broke))
+                result=dataclasses.replace(result, damage=tuple(broke)), damage=tuple(broke))
         yield DoneEvent(back, event.text)
 
 
