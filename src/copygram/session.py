@@ -162,15 +162,21 @@ class EditSession:
         program-mode edit redone in rewrite mode yields a RedoEvent, then rewrite mode's)."""
         if language is None:  # guessed once, for the choice of mode and the check alike
             language = guess_language(document) or PROSE
-        view = None
-        if (self.options.tabs_as_spaces and self.mode != "rewrite" and prediction is None
-                and language in LANGUAGES and not asks_layout(instruction)):
-            view = spaced_view(document)
+        view = self._view(document, instruction, prediction, language)
         if view is None:
             return self._stream(document, instruction, prediction, language)
         # The model edits a tab-indented file better in its own four spaces (decode.tab_view).
         return in_tabs(self._stream(view, instruction, None, language), document, view,
                        language, self.options.on_damage)
+
+    def _view(self, document: str, instruction: str, prediction: str | None,
+              language: str) -> str | None:
+        """The view of a tab-indented ``document`` the model edits (``tabs_as_spaces``), or
+        ``None``: the document as it is."""
+        if (self.options.tabs_as_spaces and self.mode != "rewrite" and prediction is None
+                and language in LANGUAGES and not asks_layout(instruction)):
+            return spaced_view(document)
+        return None
 
     def _stream(self, document: str, instruction: str, prediction: str | None,
                 language: str) -> Iterator[Event]:
@@ -221,8 +227,11 @@ class EditSession:
         """The mode, ``"program"`` or ``"rewrite"``, that an edit of ``document`` runs in this
         session (``mode = "auto"`` picks per edit: :func:`~copygram.decode.modes.choose_mode`).
         Tokenizes and parses the document (~1 ms a page)."""
-        return self._mode_for(EditDocument(document, self.backend.tokenize), instruction,
-                              prediction, language)
+        if language is None:
+            language = guess_language(document) or PROSE
+        view = self._view(document, instruction, prediction, language)
+        return self._mode_for(EditDocument(view or document, self.backend.tokenize),
+                              instruction, prediction, language)
 
     def _mode_for(self, doc: EditDocument, instruction: str, prediction: str | None,
                   language: str | None, reading: Reading | None = None) -> str:

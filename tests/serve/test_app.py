@@ -341,6 +341,27 @@ def test_the_api_key(make_client: MakeClient) -> None:
     assert client.post("/v1/edits", json=EDIT, headers=good).json()["text"] == EDITED
 
 
+def test_an_auto_server_edits_as_the_library_s_auto_does(make_client: MakeClient) -> None:
+    # Auto's rewrite is one it chose: a reply of the one function it edits is put back in the
+    # file (the other definitions kept), as EditSession(mode="auto").edit does. Run as explicit
+    # rewrite mode, the server used to refuse it.
+    from tests.decode import test_checked as checked
+
+    documented = checked.MEDIAN.replace(
+        checked.MEDIAN[checked.MEDIAN.index('    """'):checked.MEDIAN.index("    ordered")],
+        '    """The middle value."""\n')
+    instruction = 'Replace the docstring of median with """The middle value.""".'
+    backend = PromptedBackend(checked.STATS, replies=((REWRITE_SYSTEM, documented),))
+    client = make_client(backend, syntax=None, mode="auto")
+    edit = {"model": MODEL, "document": checked.STATS, "instruction": instruction}
+    body = client.post("/v1/edits", json=edit).json()
+    assert body["mode"] == "rewrite", body
+    assert body["text"] == checked.STATS.replace(checked.MEDIAN, documented)
+    assert body["stats"]["restored_definitions"] == 3
+    # Asked for rewrite mode by name, the reply is what was asked for: refused, the file lost.
+    assert_openai_error(client.post("/v1/edits", json={**edit, "mode": "rewrite"}), 500)
+
+
 def test_an_auto_server_rewrites_a_short_document_and_says_so(make_client: MakeClient) -> None:
     head = "def f(x):\n"
     block = f"{BLOCK_OPEN}{head}{DIVIDER}{head}    return x + 2\n{BLOCK_CLOSE}"

@@ -258,10 +258,15 @@ def request_mode(session: EditSession, request: EditRequest) -> str:
 
 def for_request(session: EditSession, request: EditRequest, mode: str) -> EditSession:
     """``session``, or a session over the same backend (the same model and KV cache: the prefix
-    one request's prompt left is reused by the next, whatever its mode) in ``mode``, with the
-    request's sampling and ``max_tokens`` (as ``max_new_tokens``: the program's tokens, or the
-    rewrite's). Built per request: microseconds, with the vocabulary's bytes shared."""
+    one request's prompt left is reused by the next, whatever its mode) in ``mode``, or in
+    ``"auto"`` where the request runs in auto (whose choice ``mode`` is: its rewrites are the
+    ones it chose, with what auto does for them, an excerpt or a paragraph rewritten alone,
+    definitions a reply left out put back), with the request's sampling and ``max_tokens`` (as
+    ``max_new_tokens``: the program's tokens, or the rewrite's). Built per request:
+    microseconds, with the vocabulary's bytes shared."""
     options = request.generation
+    if (request.mode or session.mode) == "auto":
+        mode = "auto"
     if session.mode == mode and options == Generation():
         return session
     session.token_bytes()  # read once here, shared by every derived session
