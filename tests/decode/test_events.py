@@ -106,10 +106,14 @@ def test_a_damaged_edit_kept_still_streams_its_whole_program() -> None:
 
 
 def test_no_speedup_is_estimated_without_a_timed_decode_step() -> None:
-    def result(decode_s: float) -> EditResult:
-        stats = RunStats(decoded_tokens=3, decode_s=decode_s, wall_s=2.0, output_tokens=600)
+    def result(decode_s: float, forwards: list[int]) -> EditResult:
+        stats = RunStats(decoded_tokens=3, decode_s=decode_s, wall_s=2.0, output_tokens=600,
+                         forward_tokens=forwards)
         return EditResult(text="x\n", program=Program([]), program_text="", stats=stats)
 
     # Every choice read from a batched forward: no step to price the decoding it saved.
-    assert math.isnan(result(0.0).speedup)
-    assert result(0.3).speedup == 600 * (0.3 / 3) / 2.0
+    assert math.isnan(result(0.0, [12, 40]).speedup)
+    # A step is priced by the one-token forwards alone: three tokens were chosen, but one of
+    # them from a splice's logits, so two steps took the 0.3 s (the estimate once divided by
+    # the three, and read 0.7x where a head block's edit was several times faster).
+    assert result(0.3, [1, 12, 1, 40]).speedup == 600 * (0.3 / 2) / 2.0

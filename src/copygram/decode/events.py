@@ -144,13 +144,15 @@ class EditResult:
     @property
     def speedup(self) -> float:
         """Estimated speedup over decoding every output token: the output's token count times
-        this run's mean decode-step time, over this run's generation time (use
-        :func:`copygram.bench.replay.replay` for a measured one). NaN where the run took no
-        one-token decode step to time (every choice read from a batched forward)."""
-        if not self.stats.decoded_tokens or not self.stats.wall_s or self.stats.decode_s <= 0:
+        this run's mean decode-step time (its one-token forwards' time over their number: a
+        token chosen from a batched forward's logits took no step of its own), over this run's
+        generation time (use :func:`copygram.bench.replay.replay` for a measured one). NaN
+        where the run took no one-token decode step to time (every choice read from a batched
+        forward)."""
+        steps = self.stats.forward_tokens.count(1)
+        if not steps or not self.stats.wall_s or self.stats.decode_s <= 0:
             return float("nan")
-        per_step = self.stats.decode_s / self.stats.decoded_tokens
-        return self.stats.output_tokens * per_step / self.stats.wall_s
+        return self.stats.output_tokens * (self.stats.decode_s / steps) / self.stats.wall_s
 
 
 @dataclass(frozen=True)
