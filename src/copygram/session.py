@@ -167,7 +167,7 @@ class EditSession:
             return self._stream(document, instruction, prediction, language)
         # The model edits a tab-indented file better in its own four spaces (decode.tab_view).
         return in_tabs(self._stream(view, instruction, None, language), document, view,
-                       language, self.options.on_damage)
+                       language, self.options.on_damage, self.backend.tokenize)
 
     def _view(self, document: str, instruction: str, prediction: str | None,
               language: str) -> str | None:

@@ -24,6 +24,10 @@ VIEW = spaced_view(DOCUMENT) or ""
 FIXED_VIEW = VIEW.replace("return 1", "return 2")
 
 
+def as_bytes(text: str) -> list[int]:  # a tokenizer, as ScriptedBackend's
+    return list(text.encode())
+
+
 def prompt_of(backend: ScriptedBackend) -> str:
     return bytes(backend.calls[0].ids).decode("utf-8", errors="replace")
 
@@ -38,6 +42,7 @@ def test_a_rewrite_of_the_view_is_written_back_in_tabs() -> None:
     assert result.mode == "rewrite" and result.text == FIXED
     assert resolve(result.program, DOCUMENT) == FIXED
     assert result.stats.tabbed_lines == 3  # the indented lines
+    assert result.stats.output_tokens == len(FIXED.encode())  # the file's, in tabs
     # The model read the file in four spaces.
     assert "    if x:" in prompt_of(backend) and "\tif x:" not in prompt_of(backend)
 
@@ -86,7 +91,7 @@ def test_generated_lines_are_written_back_and_copies_kept() -> None:
     view = "if x:\n    a = 1\n    b = 2\n"
     program = Program([Copy(1, 1), Gen("    a = 3"), Gen("  # three\n    c = 4\n"), Copy(3, 3)])
     (event,) = list(in_tabs(done(resolve(program, view), program), "if x:\n\ta = 1\n\tb = 2\n",
-                            view, "python", "rewrite"))
+                            view, "python", "rewrite", as_bytes))
     assert isinstance(event, DoneEvent)
     result = event.result
     assert result.text == "if x:\n\ta = 3  # three\n\tc = 4\n\tb = 2\n"
@@ -100,10 +105,10 @@ def test_a_result_that_tabs_would_break_is_refused() -> None:
     view = spaced_view(document) or ""
     result = "def f():\n      if x:\n        return 1\n"
     with pytest.raises(DamagedEditError, match="no longer parses") as refused:
-        list(in_tabs(done(result), document, view, "python", "rewrite"))
+        list(in_tabs(done(result), document, view, "python", "rewrite", as_bytes))
     # What --force would write is the edit in the file's tabs.
     attached = refused.value.result
     assert isinstance(attached, EditResult)
     assert attached.text == "def f():\n\t  if x:\n\t\treturn 1\n"
-    (kept,) = in_tabs(done(result), document, view, "python", "keep")
+    (kept,) = in_tabs(done(result), document, view, "python", "keep", as_bytes)
     assert isinstance(kept, DoneEvent) and [d.kind for d in kept.result.damage] == ["parse"]

@@ -15,7 +15,7 @@ parse of each text where the language has a parser (milliseconds).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from copygram.decode.events import DoneEvent, EditResult, Event
 from copygram.errors import DamagedEditError
@@ -27,30 +27,31 @@ from copygram.language.resolve import resolve
 
 
 def in_tabs(events: Iterator[Event], document: str, view: str, language: str,
-            on_damage: str) -> Iterator[Event]:
+            on_damage: str, tokenize: Callable[[str], Sequence[int]]) -> Iterator[Event]:
     """``events`` (an edit of ``view``, :func:`~copygram.language.indent_style.spaced_view` of
     ``document``) with the result written back in tabs, its ``redone`` edit too. A result that
     parsed in the view and no longer does in tabs (Python reads a tab and spaces after it as
     another depth than spaces alone) is refused, :class:`~copygram.errors.DamagedEditError`
     (kept, marked, where ``on_damage`` is ``"keep"``): never written as a success.
-    ``language``: as :func:`~copygram.language.damage.find_damage` takes it. An edit the view
-    refused is refused with its result in tabs too (``--force`` writes what it shows)."""
+    ``language``: as :func:`~copygram.language.damage.find_damage` takes it; ``tokenize``: the
+    model's, for the result's ``output_tokens`` in tabs. An edit the view refused is refused
+    with its result in tabs too (``--force`` writes what it shows)."""
     try:
-        yield from _in_tabs(events, document, view, language, on_damage)
+        yield from _in_tabs(events, document, view, language, on_damage, tokenize)
     except DamagedEditError as exc:
         if isinstance(exc.result, EditResult):
-            exc.result = _tabbed(exc.result, document)
+            exc.result = _tabbed(exc.result, document, tokenize)
         raise
 
 
 def _in_tabs(events: Iterator[Event], document: str, view: str, language: str,
-             on_damage: str) -> Iterator[Event]:
+             on_damage: str, tokenize: Callable[[str], Sequence[int]]) -> Iterator[Event]:
     for event in events:
         if not isinstance(event, DoneEvent):
             yield event
             continue
         result = event.result
-        back = _tabbed(result, document)
+        back = _tabbed(result, document, tokenize)
         broke = [d for d in find_damage(document, back.text, language=language)
                  if d.kind == "parse"]
         if broke and not any(d.kind == "parse"
@@ -68,16 +69,18 @@ def _in_tabs(events: Iterator[Event], document: str, view: str, language: str,
         yield DoneEvent(back, event.text)
 
 
-def _tabbed(result: EditResult, document: str) -> EditResult:
+def _tabbed(result: EditResult, document: str,
+            tokenize: Callable[[str], Sequence[int]]) -> EditResult:
     """``result`` (of the view) in tabs: text, program, and the edit it redid."""
     text = tabbed(result.text)
     result.stats.tabbed_lines = sum(a != b for a, b in zip(split_lines(text),
                                                            split_lines(result.text),
                                                            strict=True))
+    result.stats.output_tokens = len(tokenize(text)) if text else 0
     program = _tabbed_program(result.program)
     if resolve(program, document) != text:  # a program that does not name whole lines
         program = Program([Gen(text)] if text else [])
-    redone = None if result.redone is None else _tabbed(result.redone, document)
+    redone = None if result.redone is None else _tabbed(result.redone, document, tokenize)
     return dataclasses.replace(result, text=text, program=program, redone=redone)
 
 
