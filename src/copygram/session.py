@@ -160,9 +160,7 @@ class EditSession:
                language: str | None = None) -> Iterator[Event]:
         """Like :meth:`edit`, yielding events as they happen; the last one is a DoneEvent (a
         program-mode edit redone in rewrite mode yields a RedoEvent, then rewrite mode's)."""
-        if language is None:  # guessed once, for the choice of mode and the check alike
-            language = guess_language(document) or PROSE
-        view = self._view(document, instruction, prediction, language)
+        language, view = self._view(document, instruction, prediction, language)
         if view is None:
             return self._stream(document, instruction, prediction, language)
         # The model edits a tab-indented file better in its own four spaces (decode.tab_view).
@@ -170,13 +168,16 @@ class EditSession:
                        language, self.options.on_damage, self.backend.tokenize)
 
     def _view(self, document: str, instruction: str, prediction: str | None,
-              language: str) -> str | None:
-        """The view of a tab-indented ``document`` the model edits (``tabs_as_spaces``), or
-        ``None``: the document as it is."""
+              language: str | None) -> tuple[str, str | None]:
+        """``document``'s language (``language``, else guessed once, for the choice of mode and
+        the check alike) and the view of it the model edits where it is indented by tabs
+        (``tabs_as_spaces``), or ``None``: the document as it is."""
+        if language is None:
+            language = guess_language(document) or PROSE
         if (self.options.tabs_as_spaces and self.mode != "rewrite" and prediction is None
                 and language in LANGUAGES and not asks_layout(instruction)):
-            return spaced_view(document)
-        return None
+            return language, spaced_view(document)
+        return language, None
 
     def _stream(self, document: str, instruction: str, prediction: str | None,
                 language: str) -> Iterator[Event]:
@@ -227,9 +228,7 @@ class EditSession:
         """The mode, ``"program"`` or ``"rewrite"``, that an edit of ``document`` runs in this
         session (``mode = "auto"`` picks per edit: :func:`~copygram.decode.modes.choose_mode`).
         Tokenizes and parses the document (~1 ms a page)."""
-        if language is None:
-            language = guess_language(document) or PROSE
-        view = self._view(document, instruction, prediction, language)
+        language, view = self._view(document, instruction, prediction, language)
         return self._mode_for(EditDocument(view or document, self.backend.tokenize),
                               instruction, prediction, language)
 

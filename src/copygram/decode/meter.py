@@ -31,10 +31,10 @@ class Meter(Forwards):
 
     It keeps the output text (:attr:`text`: the program text, or plain text cut at a ``stop``
     string or after the line its ``end`` rule ends it on), whose byte offsets the token events
-    carry. ``guard_repeats``: a run that writes
-    the same line :data:`~copygram.decode.budgets.REPEAT_LIMIT` times in a row, or a block of
-    lines three times, is an error (an edit program's guard,
-    :class:`~copygram.decode.budgets.RepeatGuard`; plain text may repeat itself)."""
+    carry. ``guard_repeats``: a run that writes the same line
+    :data:`~copygram.decode.budgets.REPEAT_LIMIT` times in a row, or a block of lines three
+    times, is an error (an edit program's guard, :class:`~copygram.decode.budgets.RepeatGuard`;
+    plain text may repeat itself)."""
 
     def __init__(self, backend: Backend, constraint: Constraint, lines: Sequence[str],
                  policy: Policy, token_bytes: Sequence[bytes],

@@ -69,7 +69,7 @@ def extract_document(output: str, document: str | None = None) -> str:
 def _without_lead_in(output: str, document: str) -> str:
     """``output`` from its first fence line on where every non-blank line before it is prose
     (not a line of ``document``); else ``output``."""
-    own = {line.strip() for line in document.splitlines()}
+    own = _own_lines(document.splitlines())
     start, lead_in = 0, False
     for line in output.splitlines(keepends=True):
         if _FENCE_OPEN.fullmatch(line):
@@ -80,6 +80,12 @@ def _without_lead_in(output: str, document: str) -> str:
             lead_in = True
         start += len(line)
     return output
+
+
+def _own_lines(lines: list[str]) -> frozenset[str]:
+    """The document's non-blank lines, stripped: what marks an output's line as the file's
+    (a lead-in has none of them)."""
+    return frozenset(stripped for line in lines if (stripped := line.strip()))
 
 
 def _unfenced(output: str) -> str:
@@ -138,7 +144,7 @@ def file_end(document: str) -> Callable[[], LineEnd] | None:
     lines = document.splitlines()
     if any(_BARE_FENCE.fullmatch(line) for line in lines):
         return None
-    own = frozenset(line.strip() for line in lines)
+    own = _own_lines(lines)
 
     def rule() -> LineEnd:
         opened = False  # a fence line seen, or a line of the document: a bare fence closes
@@ -149,7 +155,7 @@ def file_end(document: str) -> Callable[[], LineEnd] | None:
                 if opened:
                     return True
                 opened = True
-            elif _FENCE_OPEN.fullmatch(line) or line.strip() in own and line.strip():
+            elif _FENCE_OPEN.fullmatch(line) or line.strip() in own:
                 opened = True
             return False
 

@@ -9,7 +9,8 @@ edit and its checks on that view, and :func:`in_tabs` writes the result back in 
 and the program's generated text, so that ``resolve(result.program, document) == result.text``
 still holds for the document itself. The events before the result are the view's (a program's
 text, a rewrite's reply: what the model wrote). Cost: a pass over the result's lines and one
-parse of each text where the language has a parser (milliseconds).
+parse of each text of a Python file, the one language whose parse reads indentation
+(milliseconds).
 """
 
 from __future__ import annotations
@@ -52,8 +53,10 @@ def _in_tabs(events: Iterator[Event], document: str, view: str, language: str,
             continue
         result = event.result
         back = _tabbed(result, document, tokenize)
+        # Only Python's parse reads indentation: in the braced languages tabs for spaces
+        # cannot break one, so no other file is parsed again here.
         broke = [d for d in find_damage(document, back.text, language=language)
-                 if d.kind == "parse"]
+                 if d.kind == "parse"] if language == "python" else []
         if broke and not any(d.kind == "parse"
                              for d in find_damage(view, result.text, language=language)):
             if on_damage == "keep":

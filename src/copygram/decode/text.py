@@ -69,17 +69,17 @@ class OutputText:
 
     def _release(self, text: str) -> None:
         if self._end is not None:
-            text = self._until_end(text)
+            text = self._until_end(text, self._end)
         self._released.append(text)
         self._new += text
 
-    def _until_end(self, text: str) -> str:
-        """``text`` up to the line break after which the end rule ends the output (then
+    def _until_end(self, text: str, end: LineEnd) -> str:
+        """``text`` up to the line break after which ``end`` ends the output (then
         ``stopped``), else all of it."""
         start = 0
         while (brk := text.find("\n", start)) >= 0:
             line, self._line, start = self._line + text[start:brk + 1], "", brk + 1
-            if self._end is not None and self._end(line):
+            if end(line):
                 self.stopped = True
                 return text[:start]
         self._line += text[start:]
@@ -92,9 +92,9 @@ class OutputText:
 
     def rewind(self, n_bytes: int) -> int:
         """Keep the first ``n_bytes`` bytes only (no stop strings or end rule: program text).
-        Returns where
-        the text released now ends, in bytes: ``n_bytes``, or the start of the character that
-        byte ``n_bytes`` cuts (its bytes kept, released once complete). O(output)."""
+        Returns where the text released now ends, in bytes: ``n_bytes``, or the start of the
+        character that byte ``n_bytes`` cuts (its bytes kept, released once complete).
+        O(output)."""
         del self._data[n_bytes:]
         self._decoder.reset()
         text = self._decoder.decode(bytes(self._data))

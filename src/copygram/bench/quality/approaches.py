@@ -39,10 +39,10 @@ class RewriteOutput:
 
     ``stop`` is ``"eos"``, ``"stop"`` (the line that closes the file's fence, as rewrite mode
     ends: :func:`~copygram.decode.rewrite.file_end`), ``"budget"`` (``budget`` tokens decoded)
-    or ``"context"`` (the context filled first). ``prefill_s`` is the batched forward of the prompt but its last token;
-    ``decode_s`` every one-token step after it, the prompt's last token first (so that it splits
-    a call where rewrite mode's :class:`~copygram.decode.stats.RunStats` splits one:
-    ``prefill_s`` and ``wall_s``).
+    or ``"context"`` (the context filled first). ``prefill_s`` is the batched forward of the
+    prompt but its last token; ``decode_s`` every one-token step after it, the prompt's last
+    token first (so that it splits a call where rewrite mode's
+    :class:`~copygram.decode.stats.RunStats` splits one: ``prefill_s`` and ``wall_s``).
     """
 
     text: str
